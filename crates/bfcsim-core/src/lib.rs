@@ -1,0 +1,27 @@
+//! Simulation core of bfcsim, the bottom layer every other crate builds on.
+//!
+//! Layers (GUIDE §3.1), each crate depending only on the ones above it in this list:
+//!
+//! 1. `bfcsim-core` (this crate): [`Time`] in integer picoseconds, unit newtypes ([`Bytes`], [`Rate`]),
+//!    typed ids, the [`EventQueue`] ordered by (time, sequence) and per-component RNG streams ([`rng`]).
+//! 2. `bfcsim-net`: topology, routing, packets, the shared-buffer MMU, queues and schedulers.
+//! 3. `bfcsim-schemes`: sans-IO protocol state machines (congestion control, reliable delivery).
+//! 4. `bfcsim-sim`: the engine that wires switches, links and NICs to the schemes and runs events.
+//! 5. `bfcsim-workload` and `bfcsim-metrics`: what is offered to the network and what is measured.
+//! 6. `bfcsim`: experiments, configuration files and the command line.
+
+pub mod event;
+pub mod flow;
+pub mod ids;
+pub mod input;
+pub mod parse;
+pub mod rng;
+pub mod time;
+pub mod units;
+
+pub use event::EventQueue;
+pub use flow::FlowSpec;
+pub use input::InputError;
+pub use ids::{FlowId, LinkId, NodeId, PacketId, PortId};
+pub use time::Time;
+pub use units::{Bytes, Rate};
