@@ -18,11 +18,19 @@ pub struct InputError {
 impl InputError {
     /// A problem on `line` (1-based) of `file`.
     pub fn at(file: impl AsRef<Path>, line: usize, message: impl Into<String>) -> Self {
-        InputError { file: file.as_ref().to_path_buf(), line: Some(line), message: message.into() }
+        InputError {
+            file: file.as_ref().to_path_buf(),
+            line: Some(line),
+            message: message.into(),
+        }
     }
     /// A problem with `file` as a whole (unreadable, empty, inconsistent).
     pub fn file(file: impl AsRef<Path>, message: impl Into<String>) -> Self {
-        InputError { file: file.as_ref().to_path_buf(), line: None, message: message.into() }
+        InputError {
+            file: file.as_ref().to_path_buf(),
+            line: None,
+            message: message.into(),
+        }
     }
 }
 

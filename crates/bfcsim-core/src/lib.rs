@@ -21,7 +21,7 @@ pub mod units;
 
 pub use event::EventQueue;
 pub use flow::FlowSpec;
-pub use input::InputError;
 pub use ids::{FlowId, LinkId, NodeId, PacketId, PortId};
+pub use input::InputError;
 pub use time::Time;
 pub use units::{Bytes, Rate};

@@ -15,7 +15,11 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` is not {}: {}", self.text, self.expected, self.reason)
+        write!(
+            f,
+            "`{}` is not {}: {}",
+            self.text, self.expected, self.reason
+        )
     }
 }
 
@@ -23,10 +27,20 @@ impl std::error::Error for ParseError {}
 
 /// Parses `<decimal><unit>` into an integer count of base units, where each unit is worth `scale` base units.
 /// The decimal must convert exactly: `0.5ps` is an error, not a rounding.
-pub fn parse_scaled(text: &str, units: &[(&str, u64)], expected: &'static str) -> Result<u64, ParseError> {
-    let err = |reason: String| ParseError { text: text.to_string(), expected, reason };
+pub fn parse_scaled(
+    text: &str,
+    units: &[(&str, u64)],
+    expected: &'static str,
+) -> Result<u64, ParseError> {
+    let err = |reason: String| ParseError {
+        text: text.to_string(),
+        expected,
+        reason,
+    };
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (number, unit) = (&t[..split], t[split..].trim());
     if number.is_empty() {
         return Err(err("it does not start with a number".into()));
@@ -47,15 +61,23 @@ pub fn parse_scaled(text: &str, units: &[(&str, u64)], expected: &'static str) -
         return Err(err("malformed number".into()));
     }
     let overflow = || err("too large".into());
-    let int: u128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| overflow())? };
+    let int: u128 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().map_err(|_| overflow())?
+    };
     let mut value = int.checked_mul(scale as u128).ok_or_else(overflow)?;
     let frac_digits = frac_part.trim_end_matches('0');
     if !frac_digits.is_empty() {
-        let denom = 10u128.checked_pow(frac_digits.len() as u32).ok_or_else(overflow)?;
+        let denom = 10u128
+            .checked_pow(frac_digits.len() as u32)
+            .ok_or_else(overflow)?;
         let frac: u128 = frac_digits.parse().map_err(|_| overflow())?;
         let scaled = frac.checked_mul(scale as u128).ok_or_else(overflow)?;
         if scaled % denom != 0 {
-            return Err(err("more decimal places than the smallest unit can hold".into()));
+            return Err(err(
+                "more decimal places than the smallest unit can hold".into()
+            ));
         }
         value += scaled / denom;
     }

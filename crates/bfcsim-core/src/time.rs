@@ -8,7 +8,7 @@ use std::ops::{Add, AddAssign, Mul, Sub};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::parse::{parse_scaled, ParseError};
+use crate::parse::{ParseError, parse_scaled};
 
 /// A point in simulated time, or a duration, in picoseconds.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -81,7 +81,12 @@ impl Time {
 
     /// Parses a plain number of seconds with a decimal point, as HPCC's `flow.txt` writes start times.
     pub fn parse_secs(text: &str) -> Result<Time, ParseError> {
-        parse_scaled(&format!("{}s", text.trim()), &[("s", 1_000_000_000_000)], "a number of seconds").map(Time)
+        parse_scaled(
+            &format!("{}s", text.trim()),
+            &[("s", 1_000_000_000_000)],
+            "a number of seconds",
+        )
+        .map(Time)
     }
 }
 
@@ -123,7 +128,12 @@ impl fmt::Display for Time {
     /// The largest unit that shows the value exactly.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
-        for (unit, scale) in [("s", 1_000_000_000_000u64), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
+        for (unit, scale) in [
+            ("s", 1_000_000_000_000u64),
+            ("ms", 1_000_000_000),
+            ("us", 1_000_000),
+            ("ns", 1_000),
+        ] {
             if ps >= scale && ps % scale == 0 {
                 return write!(f, "{}{unit}", ps / scale);
             }
@@ -159,7 +169,10 @@ mod tests {
         assert_eq!(Time::parse("0.001ms").unwrap(), Time::from_us(1));
         assert_eq!(Time::parse("2.5 s").unwrap(), Time::from_ms(2500));
         assert_eq!(Time::parse("80ps").unwrap(), Time(80));
-        assert_eq!(Time::parse_secs("2.000002612").unwrap(), Time::from_ns(2_000_002_612));
+        assert_eq!(
+            Time::parse_secs("2.000002612").unwrap(),
+            Time::from_ns(2_000_002_612)
+        );
         assert!(Time::parse("12").is_err());
         assert!(Time::parse("1.0000000000001ns").is_err());
         assert!(Time::parse("-1us").is_err());

@@ -5,7 +5,7 @@ use std::ops::{Add, AddAssign, Sub, SubAssign};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::parse::{parse_scaled, ParseError};
+use crate::parse::{ParseError, parse_scaled};
 use crate::time::Time;
 
 /// A number of bytes.
@@ -151,7 +151,12 @@ impl fmt::Debug for Rate {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self.0;
-        for (unit, scale) in [("Tbps", 1_000_000_000_000u64), ("Gbps", 1_000_000_000), ("Mbps", 1_000_000), ("Kbps", 1_000)] {
+        for (unit, scale) in [
+            ("Tbps", 1_000_000_000_000u64),
+            ("Gbps", 1_000_000_000),
+            ("Mbps", 1_000_000),
+            ("Kbps", 1_000),
+        ] {
             if r >= scale && r % scale == 0 {
                 return write!(f, "{}{unit}", r / scale);
             }

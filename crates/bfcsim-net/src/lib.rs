@@ -1,0 +1,21 @@
+//! Network model of bfcsim (layer 2 of GUIDE §3.1): the pieces a simulated fabric is made of, each a plain data
+//! structure or pure module that can be tested without the event loop.
+//!
+//! - [`topology`]: nodes, ports and links; [`build`] makes the reference fabrics (leaf-spine, fat-tree, star,
+//!   dumbbell) and [`import`] reads HPCC's `topology.txt`.
+//! - [`routing`]: shortest-path next hops with flow-level ECMP or per-packet spraying.
+//! - [`packet`]: typed packets in a slab with a free list.
+//! - [`mmu`]: the shared-buffer memory management unit (pools, static reserves, Dynamic Threshold).
+//! - [`queues`]: a port's queues with strict priority between classes and deficit round robin within one.
+//! - [`ecn`]: RED/ECN marking on instantaneous queue length.
+
+pub mod build;
+pub mod ecn;
+pub mod import;
+pub mod mmu;
+pub mod packet;
+pub mod queues;
+pub mod routing;
+pub mod topology;
+
+pub use topology::{LinkSet, NodeKind, Topology};

@@ -1,0 +1,253 @@
+//! The shared-buffer memory management unit of a switch (BCC §II-B, GUIDE §3.9), as a pure module:
+//! `admit` / `release`, tested without the event loop.
+//!
+//! Each egress queue owns a static reserve; bytes beyond it come from the shared pool its port belongs to. A
+//! switch may have several pools (BCC's "3 MB per 8 ports", Tomahawk-style). Admission into the shared part
+//! follows Dynamic Threshold (Choudhury & Hahne): with `free = B − Σ shared`, a packet is admitted to queue i
+//! while `shared_i < α_i · free`, so M saturated queues settle at `α·B / (1 + M·α)` each (BCC §II-B, eq. 1).
+
+use serde::Serialize;
+
+/// Why a packet was dropped. Every drop in a run is counted under one of these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropReason {
+    /// The shared pool had no room for the packet.
+    PoolFull,
+    /// The queue was at its Dynamic Threshold limit (BCC §II-B).
+    DynamicThreshold,
+}
+
+impl DropReason {
+    /// Every reason, for reports that list zero counts too.
+    pub const ALL: [DropReason; 2] = [DropReason::PoolFull, DropReason::DynamicThreshold];
+
+    /// A short stable name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::PoolFull => "pool-full",
+            DropReason::DynamicThreshold => "dynamic-threshold",
+        }
+    }
+}
+
+/// The buffer layout of one switch, resolved from the configuration.
+#[derive(Clone, Debug)]
+pub struct MmuLayout {
+    /// Never drop: every packet is admitted (ideal baselines, BFC's artifact). Occupancy is still counted.
+    pub unlimited: bool,
+    /// Size of each shared pool in bytes.
+    pub pool_size: Vec<u64>,
+    /// The pool of each local port.
+    pub pool_of_port: Vec<u16>,
+    /// Queues per port.
+    pub queues_per_port: usize,
+    /// Static reserve of every queue, in bytes.
+    pub reserve: u64,
+    /// Dynamic Threshold α of each queue index (same for every port).
+    pub alpha: Vec<f64>,
+}
+
+/// Occupancy and admission state of one switch's buffer.
+#[derive(Clone, Debug)]
+pub struct Mmu {
+    layout: MmuLayout,
+    /// Bytes held by each (port, queue), reserve and shared together.
+    queue_bytes: Vec<u64>,
+    /// Shared bytes in use in each pool.
+    pool_used: Vec<u64>,
+    /// Highest shared use each pool reached.
+    pool_peak: Vec<u64>,
+    /// Total bytes held by the switch.
+    total: u64,
+    /// Releases of more than a queue held (a bookkeeping bug); checked by the end-of-run invariants.
+    underflows: u64,
+}
+
+impl Mmu {
+    /// An empty buffer with this layout.
+    pub fn new(layout: MmuLayout) -> Mmu {
+        assert_eq!(
+            layout.alpha.len(),
+            layout.queues_per_port,
+            "one α per queue index"
+        );
+        let nq = layout.pool_of_port.len() * layout.queues_per_port;
+        let np = layout.pool_size.len();
+        Mmu {
+            layout,
+            queue_bytes: vec![0; nq],
+            pool_used: vec![0; np],
+            pool_peak: vec![0; np],
+            total: 0,
+            underflows: 0,
+        }
+    }
+
+    #[inline]
+    fn qi(&self, port: usize, queue: usize) -> usize {
+        port * self.layout.queues_per_port + queue
+    }
+
+    #[inline]
+    fn shared_of(&self, bytes: u64) -> u64 {
+        bytes.saturating_sub(self.layout.reserve)
+    }
+
+    /// Tries to take `bytes` for a packet entering `queue` of local `port`.
+    #[inline]
+    pub fn admit(&mut self, port: usize, queue: usize, bytes: u64) -> Result<(), DropReason> {
+        let qi = self.qi(port, queue);
+        let held = self.queue_bytes[qi];
+        let extra = self.shared_of(held + bytes) - self.shared_of(held);
+        let pool = self.layout.pool_of_port[port] as usize;
+        if extra > 0 && !self.layout.unlimited {
+            let used = self.pool_used[pool];
+            let size = self.layout.pool_size[pool];
+            if used + extra > size {
+                return Err(DropReason::PoolFull);
+            }
+            let free = (size - used) as f64;
+            if self.shared_of(held) as f64 >= self.layout.alpha[queue] * free {
+                return Err(DropReason::DynamicThreshold);
+            }
+        }
+        self.queue_bytes[qi] = held + bytes;
+        self.pool_used[pool] += extra;
+        self.pool_peak[pool] = self.pool_peak[pool].max(self.pool_used[pool]);
+        self.total += bytes;
+        Ok(())
+    }
+
+    /// Returns `bytes` of a packet leaving `queue` of local `port`.
+    #[inline]
+    pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
+        let qi = self.qi(port, queue);
+        let held = self.queue_bytes[qi];
+        if bytes > held {
+            self.underflows += 1;
+        }
+        let after = held.saturating_sub(bytes);
+        let pool = self.layout.pool_of_port[port] as usize;
+        self.pool_used[pool] -= self.shared_of(held) - self.shared_of(after);
+        self.queue_bytes[qi] = after;
+        self.total -= held - after;
+    }
+
+    /// Bytes held by the whole switch.
+    #[inline]
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+    /// Bytes held by one queue.
+    pub fn queue_bytes(&self, port: usize, queue: usize) -> u64 {
+        self.queue_bytes[self.qi(port, queue)]
+    }
+    /// Bytes held by all queues of one port.
+    pub fn port_bytes(&self, port: usize) -> u64 {
+        let q = self.layout.queues_per_port;
+        self.queue_bytes[port * q..(port + 1) * q].iter().sum()
+    }
+    /// Shared bytes in use in `pool`.
+    pub fn pool_used(&self, pool: usize) -> u64 {
+        self.pool_used[pool]
+    }
+    /// The layout.
+    pub fn layout(&self) -> &MmuLayout {
+        &self.layout
+    }
+    /// Invariant violations seen so far: pools that went over their size, and releases of bytes not held.
+    pub fn violations(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if !self.layout.unlimited {
+            for (i, (&peak, &size)) in self
+                .pool_peak
+                .iter()
+                .zip(&self.layout.pool_size)
+                .enumerate()
+            {
+                if peak > size {
+                    v.push(format!("pool {i} reached {peak} B, over its {size} B"));
+                }
+            }
+        }
+        if self.underflows > 0 {
+            v.push(format!(
+                "{} releases of bytes a queue did not hold",
+                self.underflows
+            ));
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(ports: usize, pool: u64, reserve: u64, alpha: f64) -> MmuLayout {
+        MmuLayout {
+            unlimited: false,
+            pool_size: vec![pool],
+            pool_of_port: vec![0; ports],
+            queues_per_port: 1,
+            reserve,
+            alpha: vec![alpha],
+        }
+    }
+
+    /// Fill M queues round-robin until none admits more: each settles within one packet of α·B/(1+M·α).
+    #[test]
+    fn dynamic_threshold_steady_state() {
+        let (b, pkt) = (3_000_000u64, 1_048u64);
+        for (m, alpha) in [(1usize, 1.0), (2, 1.0), (4, 4.0), (8, 0.5), (3, 2.0)] {
+            let mut mmu = Mmu::new(layout(m, b, 0, alpha));
+            let mut progress = true;
+            while progress {
+                progress = false;
+                for q in 0..m {
+                    progress |= mmu.admit(q, 0, pkt).is_ok();
+                }
+            }
+            let target = alpha * b as f64 / (1.0 + m as f64 * alpha);
+            for q in 0..m {
+                let got = mmu.queue_bytes(q, 0) as f64;
+                assert!(
+                    (got - target).abs() <= pkt as f64,
+                    "M={m} α={alpha}: {got} vs {target}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reserve_is_used_first_and_release_balances() {
+        let mut mmu = Mmu::new(layout(2, 10_000, 2_000, 1.0));
+        mmu.admit(0, 0, 1_500).unwrap();
+        assert_eq!(mmu.pool_used(0), 0);
+        mmu.admit(0, 0, 1_500).unwrap();
+        assert_eq!(mmu.pool_used(0), 1_000);
+        assert_eq!(mmu.total(), 3_000);
+        mmu.release(0, 0, 1_500);
+        assert_eq!(mmu.pool_used(0), 0);
+        mmu.release(0, 0, 1_500);
+        assert_eq!(mmu.total(), 0);
+        assert!(mmu.violations().is_empty());
+        mmu.release(0, 0, 1);
+        assert_eq!(mmu.violations().len(), 1);
+    }
+
+    #[test]
+    fn pool_full_and_unlimited() {
+        let mut mmu = Mmu::new(layout(1, 2_000, 0, 1000.0));
+        mmu.admit(0, 0, 1_500).unwrap();
+        assert_eq!(mmu.admit(0, 0, 1_500), Err(DropReason::PoolFull));
+        let mut l = layout(1, 2_000, 0, 1.0);
+        l.unlimited = true;
+        let mut mmu = Mmu::new(l);
+        for _ in 0..100 {
+            mmu.admit(0, 0, 1_500).unwrap();
+        }
+        assert_eq!(mmu.total(), 150_000);
+    }
+}

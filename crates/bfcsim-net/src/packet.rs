@@ -1,0 +1,113 @@
+//! Typed packets (GUIDE §3.8) in a slab with a free list (§3.7). Queues and links hold [`PacketId`]s; a packet
+//! is written once when created and freed when it is delivered or dropped.
+
+use bfcsim_core::{FlowId, NodeId, PacketId, Time};
+
+/// What a packet is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PacketKind {
+    /// Payload of a flow.
+    Data,
+    /// Cumulative acknowledgement.
+    Ack,
+    /// Negative acknowledgement: the receiver saw a gap and asks for a go-back-N from `seq`.
+    Nack,
+}
+
+impl PacketKind {
+    /// Control frames (everything but data) may ride the strict-priority control queue.
+    #[inline]
+    pub fn is_control(self) -> bool {
+        self != PacketKind::Data
+    }
+}
+
+/// A packet. `seq` is a byte offset: for data the first payload byte carried, for an ACK or NACK the next byte
+/// the receiver expects.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    /// Byte offset (see the type's doc).
+    pub seq: u64,
+    /// When the sender emitted the data packet this is, or that triggered this ACK (echoed for RTT samples).
+    pub sent_at: Time,
+    /// The flow it belongs to.
+    pub flow: FlowId,
+    /// Bytes on the wire (payload plus headers).
+    pub size: u32,
+    /// Payload bytes (0 for control frames).
+    pub payload: u32,
+    /// Host index of the destination, the key of the routing tables.
+    pub dst_host: u32,
+    /// Node that emitted the packet.
+    pub src: NodeId,
+    /// The flow's 5-tuple hash, for ECMP.
+    pub hash: u32,
+    /// For an ACK: payload bytes that arrived with the CE mark since the previous ACK (DCTCP's ECN echo).
+    pub ce_bytes: u32,
+    /// Kind of packet.
+    pub kind: PacketKind,
+    /// Traffic class (priority group).
+    pub class: u8,
+    /// ECN-capable transport: switches may mark instead of leaving the packet unmarked.
+    pub ect: bool,
+    /// Congestion Experienced, set by a switch's RED/ECN marker.
+    pub ce: bool,
+}
+
+/// The packet slab.
+#[derive(Default)]
+pub struct Packets {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Packets {
+    /// An empty slab.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Stores `p` and returns its id.
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                PacketId(i)
+            }
+            None => {
+                self.slots.push(p);
+                PacketId::from_idx(self.slots.len() - 1)
+            }
+        }
+    }
+
+    /// Releases `id`; its slot will be reused.
+    #[inline]
+    pub fn free(&mut self, id: PacketId) {
+        self.free.push(id.0);
+    }
+
+    /// The packet `id`.
+    #[inline]
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.idx()]
+    }
+
+    /// The packet `id`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id.idx()]
+    }
+
+    /// Packets currently allocated (in NICs, queues or on wires).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// The most packets that were ever live at once (the slab's size).
+    pub fn high_water(&self) -> usize {
+        self.slots.len()
+    }
+}

@@ -1,0 +1,55 @@
+//! The list of schemes with their parameters and defaults, printed by `bfcsim schemes`. Parameters and their
+//! defaults come from serializing each scheme's default configuration, so the list cannot drift from the code.
+
+use serde::Serialize;
+
+use crate::cc::{CcConfig, FixedConfig};
+use crate::dctcp::DctcpConfig;
+
+/// One scheme: its name, what it is, and its parameters with default values.
+#[derive(Clone, Debug, Serialize)]
+pub struct SchemeInfo {
+    /// Name used in `[scheme] name = ...` and `--scheme`.
+    pub name: &'static str,
+    /// One line on what it is and where it comes from.
+    pub summary: &'static str,
+    /// `(parameter, default)` pairs, as TOML values.
+    pub params: Vec<(String, String)>,
+}
+
+fn params(cfg: &CcConfig) -> Vec<(String, String)> {
+    let value = toml::Value::try_from(cfg).expect("scheme configs serialize");
+    let table = value.as_table().expect("scheme configs are tables");
+    table
+        .iter()
+        .filter(|(k, _)| k.as_str() != "name")
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect()
+}
+
+/// Every scheme bfcsim implements.
+pub fn catalog() -> Vec<SchemeInfo> {
+    vec![
+        SchemeInfo {
+            name: "dctcp",
+            summary: "DCTCP (Alizadeh et al. 2010): ECN-fraction window control; line-rate start (BFC §6.2.1)",
+            params: params(&CcConfig::Dctcp(DctcpConfig::default())),
+        },
+        SchemeInfo {
+            name: "none",
+            summary: "no end-to-end congestion control: send at line rate, optionally capped at a fixed window",
+            params: params(&CcConfig::None(FixedConfig::default())),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lists_dctcp_parameters() {
+        let c = super::catalog();
+        let dctcp = c.iter().find(|s| s.name == "dctcp").unwrap();
+        let names: Vec<&str> = dctcp.params.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, vec!["g", "initial_alpha", "initial_window", "start"]);
+    }
+}

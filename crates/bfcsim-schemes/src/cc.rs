@@ -1,0 +1,195 @@
+//! The congestion-control contract and the enum that stores every algorithm (GUIDE §3.3): the trait says what
+//! an algorithm must answer; the enum, matched directly, keeps calls static and inlinable.
+
+use bfcsim_core::{Bytes, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::dctcp::{Dctcp, DctcpConfig};
+
+/// What a controller is told when a flow starts.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowContext {
+    /// Payload bytes per full packet.
+    pub mss: u32,
+    /// The sender's line rate.
+    pub line_rate: Rate,
+    /// The fabric's largest base RTT (a full-size packet out and its ACK back on an idle network).
+    pub base_rtt: Time,
+    /// `line_rate × base_rtt`: one bandwidth-delay product.
+    pub bdp: Bytes,
+}
+
+/// What an acknowledgement tells the controller.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSignal {
+    /// Payload bytes newly acknowledged by this ACK.
+    pub newly_acked: u64,
+    /// Payload bytes among them that carried the CE mark (DCTCP's ECN echo).
+    pub ce_bytes: u64,
+    /// The cumulative acknowledgement (next byte the receiver expects).
+    pub ack_seq: u64,
+    /// The sender's next sequence to send, at the time of the ACK.
+    pub snd_nxt: u64,
+}
+
+/// The contract every congestion controller fulfils. Call order: [`CongestionControl::window`] before each
+/// transmission; `on_ack` for each ACK; `on_loss` when a NACK reports a gap; `on_timeout` when the
+/// retransmission timer fires.
+pub trait CongestionControl {
+    /// Bytes of payload the sender may have in flight.
+    fn window(&self) -> u64;
+    /// An ACK arrived.
+    fn on_ack(&mut self, now: Time, ack: &AckSignal);
+    /// A NACK reported a lost packet; `snd_nxt` is the sender's next sequence before it goes back.
+    fn on_loss(&mut self, now: Time, snd_nxt: u64);
+    /// The retransmission timer fired.
+    fn on_timeout(&mut self, now: Time);
+}
+
+/// A window that never changes: no end-to-end congestion control. `window = None` sends at line rate without
+/// limit (BFC's NICs, §6.2.1); a window of one BDP is the NIC in-flight cap of BFC's ideal baselines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedConfig {
+    /// In-flight cap; absent for none, `"bdp"` for one bandwidth-delay product, or a size such as `"64KB"`.
+    #[serde(default)]
+    pub window: Option<WindowSpec>,
+}
+
+/// A window size given either as a size or in bandwidth-delay products.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum WindowSpec {
+    /// This many bytes.
+    Bytes(Bytes),
+    /// This many BDPs (`"bdp"` is 1, `"2bdp"` is 2).
+    Bdp(u32),
+}
+
+impl WindowSpec {
+    /// The window in bytes for this flow.
+    pub fn resolve(self, ctx: &FlowContext) -> u64 {
+        match self {
+            WindowSpec::Bytes(b) => b.0,
+            WindowSpec::Bdp(n) => ctx.bdp.0 * n as u64,
+        }
+    }
+}
+
+impl Serialize for WindowSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WindowSpec::Bytes(b) => b.serialize(s),
+            WindowSpec::Bdp(1) => s.serialize_str("bdp"),
+            WindowSpec::Bdp(n) => s.serialize_str(&format!("{n}bdp")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for WindowSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if let Some(n) = text.strip_suffix("bdp") {
+            if n.is_empty() {
+                return Ok(WindowSpec::Bdp(1));
+            }
+            return n.parse().map(WindowSpec::Bdp).map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "`{text}` is not a window such as bdp, 2bdp or 64KB"
+                ))
+            });
+        }
+        Bytes::parse(&text)
+            .map(WindowSpec::Bytes)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// See [`FixedConfig`].
+#[derive(Clone, Copy, Debug)]
+pub struct Fixed {
+    window: u64,
+}
+
+impl CongestionControl for Fixed {
+    fn window(&self) -> u64 {
+        self.window
+    }
+    fn on_ack(&mut self, _: Time, _: &AckSignal) {}
+    fn on_loss(&mut self, _: Time, _: u64) {}
+    fn on_timeout(&mut self, _: Time) {}
+}
+
+/// Every end-to-end congestion controller's configuration, tagged by scheme name in the experiment file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "kebab-case")]
+pub enum CcConfig {
+    /// No congestion control: a fixed (or no) window.
+    None(FixedConfig),
+    /// DCTCP.
+    Dctcp(DctcpConfig),
+}
+
+impl CcConfig {
+    /// The scheme's name as experiment files spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::None(_) => "none",
+            CcConfig::Dctcp(_) => "dctcp",
+        }
+    }
+
+    /// Checks parameter ranges.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            CcConfig::None(_) => Ok(()),
+            CcConfig::Dctcp(c) => c.validate(),
+        }
+    }
+
+    /// A fresh controller for one flow.
+    pub fn instantiate(&self, ctx: &FlowContext) -> Cc {
+        match self {
+            CcConfig::None(c) => Cc::Fixed(Fixed {
+                window: c.window.map_or(u64::MAX, |w| w.resolve(ctx)),
+            }),
+            CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, ctx)),
+        }
+    }
+}
+
+/// Storage and dispatch for every controller (one per active flow).
+#[derive(Clone, Debug)]
+pub enum Cc {
+    /// See [`Fixed`].
+    Fixed(Fixed),
+    /// See [`Dctcp`].
+    Dctcp(Dctcp),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::Fixed($c) => $e,
+            Cc::Dctcp($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn window(&self) -> u64 {
+        dispatch!(self, c => c.window())
+    }
+    #[inline]
+    fn on_ack(&mut self, now: Time, ack: &AckSignal) {
+        dispatch!(self, c => c.on_ack(now, ack))
+    }
+    #[inline]
+    fn on_loss(&mut self, now: Time, snd_nxt: u64) {
+        dispatch!(self, c => c.on_loss(now, snd_nxt))
+    }
+    #[inline]
+    fn on_timeout(&mut self, now: Time) {
+        dispatch!(self, c => c.on_timeout(now))
+    }
+}

@@ -1,0 +1,252 @@
+//! DCTCP (Alizadeh et al., "Data Center TCP", SIGCOMM 2010), as a sans-IO window controller.
+//!
+//! - §3.1: switches mark CE above K; the receiver echoes the marked bytes (our ACKs carry the exact count,
+//!   which is what the paper's two-state delayed-ACK machine reconstructs).
+//! - §3.1: once per window of data, `α ← (1 − g)·α + g·F`, F the fraction of marked bytes in that window.
+//! - §3.1: on a window with marks, `cwnd ← cwnd·(1 − α/2)`, at most once per RTT (a CWR episode ends when
+//!   the data outstanding at the cut has been acknowledged).
+//! - Otherwise TCP's growth: slow start below ssthresh, then one MSS per RTT.
+//!
+//! Start: BFC §6.2.1 starts DCTCP flows at line rate ("flows start at line rate to avoid degradation in FCTs
+//! from slow-start"): an initial window of one BDP, in congestion avoidance. [`Start::SlowStart`] is standard
+//! TCP slow start from an initial window in packets (BFC App. A.6 uses 10), i.e. `dctcp-ss`.
+//! Losses (a NACK) halve the window like TCP's fast retransmit; a timeout restarts from one MSS.
+
+use bfcsim_core::Time;
+use serde::{Deserialize, Serialize};
+
+use crate::cc::{AckSignal, CongestionControl, FlowContext};
+
+/// How a DCTCP flow starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Start {
+    /// Initial window of one BDP, straight into congestion avoidance (BFC §6.2.1).
+    LineRate,
+    /// Slow start from `initial_window` packets (TCP; BFC App. A.6's DCTCP + SS).
+    SlowStart,
+}
+
+/// DCTCP parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DctcpConfig {
+    /// EWMA gain g for α (paper: 1/16).
+    pub g: f64,
+    /// α before the first window completes (Linux starts at 1: the first marks halve the window).
+    pub initial_alpha: f64,
+    /// Line-rate start or slow start.
+    pub start: Start,
+    /// Initial window in packets, for slow start.
+    pub initial_window: u32,
+}
+
+impl Default for DctcpConfig {
+    fn default() -> Self {
+        DctcpConfig {
+            g: 1.0 / 16.0,
+            initial_alpha: 1.0,
+            start: Start::LineRate,
+            initial_window: 10,
+        }
+    }
+}
+
+impl DctcpConfig {
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.g > 0.0 && self.g <= 1.0) {
+            return Err(format!("dctcp g = {} must be in (0, 1]", self.g));
+        }
+        if !(0.0..=1.0).contains(&self.initial_alpha) {
+            return Err(format!(
+                "dctcp initial_alpha = {} must be in [0, 1]",
+                self.initial_alpha
+            ));
+        }
+        if self.initial_window == 0 {
+            return Err("dctcp initial_window must be at least 1 packet".into());
+        }
+        Ok(())
+    }
+}
+
+/// One flow's DCTCP state.
+#[derive(Clone, Debug)]
+pub struct Dctcp {
+    g: f64,
+    mss: f64,
+    cwnd: f64,
+    ssthresh: f64,
+    alpha: f64,
+    /// Bytes acknowledged / marked in the current observation window.
+    acked: u64,
+    marked: u64,
+    /// The observation window ends when this sequence is acknowledged.
+    window_end: u64,
+    /// No further reduction until this sequence is acknowledged.
+    cwr_end: u64,
+}
+
+impl Dctcp {
+    /// A flow's controller at its start.
+    pub fn new(cfg: &DctcpConfig, ctx: &FlowContext) -> Dctcp {
+        let mss = ctx.mss as f64;
+        let (cwnd, ssthresh) = match cfg.start {
+            Start::LineRate => {
+                let w = (ctx.bdp.0 as f64).max(mss);
+                (w, w)
+            }
+            Start::SlowStart => (cfg.initial_window as f64 * mss, f64::INFINITY),
+        };
+        Dctcp {
+            g: cfg.g,
+            mss,
+            cwnd,
+            ssthresh,
+            alpha: cfg.initial_alpha,
+            acked: 0,
+            marked: 0,
+            window_end: 0,
+            cwr_end: 0,
+        }
+    }
+
+    /// The current α estimate.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// The congestion window in bytes, unrounded.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+}
+
+impl CongestionControl for Dctcp {
+    #[inline]
+    fn window(&self) -> u64 {
+        self.cwnd as u64
+    }
+
+    fn on_ack(&mut self, _now: Time, ack: &AckSignal) {
+        self.acked += ack.newly_acked;
+        self.marked += ack.ce_bytes;
+        if ack.ack_seq >= self.window_end && self.acked > 0 {
+            let f = self.marked as f64 / self.acked as f64;
+            self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+            self.acked = 0;
+            self.marked = 0;
+            self.window_end = ack.snd_nxt;
+        }
+        if ack.ce_bytes > 0 {
+            if ack.ack_seq >= self.cwr_end {
+                self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(self.mss);
+                self.ssthresh = self.cwnd;
+                self.cwr_end = ack.snd_nxt;
+            }
+        } else if self.cwnd < self.ssthresh {
+            self.cwnd += ack.newly_acked as f64;
+        } else {
+            self.cwnd += self.mss * ack.newly_acked as f64 / self.cwnd;
+        }
+    }
+
+    fn on_loss(&mut self, _now: Time, snd_nxt: u64) {
+        // One reduction per window, shared with ECN reductions (RFC 3168 §6.1.2).
+        if snd_nxt > self.cwr_end {
+            self.cwnd = (self.cwnd / 2.0).max(self.mss);
+            self.ssthresh = self.cwnd;
+            self.cwr_end = snd_nxt;
+        }
+    }
+
+    fn on_timeout(&mut self, _now: Time) {
+        self.ssthresh = (self.cwnd / 2.0).max(2.0 * self.mss);
+        self.cwnd = self.mss;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bfcsim_core::{Bytes, Rate};
+
+    fn ctx() -> FlowContext {
+        FlowContext {
+            mss: 1000,
+            line_rate: Rate::gbps(100),
+            base_rtt: Time::from_us(8),
+            bdp: Bytes(100_000),
+        }
+    }
+
+    fn ack(newly: u64, ce: u64, ack_seq: u64, snd_nxt: u64) -> AckSignal {
+        AckSignal {
+            newly_acked: newly,
+            ce_bytes: ce,
+            ack_seq,
+            snd_nxt,
+        }
+    }
+
+    #[test]
+    fn line_rate_start_is_one_bdp_in_congestion_avoidance() {
+        let mut d = Dctcp::new(&DctcpConfig::default(), &ctx());
+        assert_eq!(d.window(), 100_000);
+        d.on_ack(Time::ZERO, &ack(1000, 0, 1000, 100_000));
+        assert!((d.cwnd() - 100_010.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn alpha_tracks_marked_fraction_and_cuts_once_per_window() {
+        let cfg = DctcpConfig {
+            initial_alpha: 0.0,
+            ..DctcpConfig::default()
+        };
+        let mut d = Dctcp::new(&cfg, &ctx());
+        // First ACK closes the (empty) first window: F = 0, α stays 0; window_end moves to 100 000.
+        d.on_ack(Time::ZERO, &ack(1000, 0, 1000, 100_000));
+        assert_eq!(d.alpha(), 0.0);
+        // A window where half the bytes are marked.
+        let w0 = d.cwnd();
+        for i in 0..100u64 {
+            let ce = if i % 2 == 0 { 1000 } else { 0 };
+            d.on_ack(Time::ZERO, &ack(1000, ce, 2000 + i * 1000, 200_000));
+        }
+        // α = (1 − 1/16)·0 + (1/16)·(50/99) at the window's last ACK... the cut happened on the first marked
+        // ACK, with α still 0, so cwnd was multiplied by (1 − 0/2) once and grew otherwise.
+        let f = 50_000.0 / 99_000.0;
+        assert!((d.alpha() - f / 16.0).abs() < 1e-12, "{}", d.alpha());
+        assert!(d.cwnd() >= w0);
+        // Next window: all marked; exactly one cut (CWR until snd_nxt at the cut is acknowledged).
+        let a = d.alpha();
+        let before = d.cwnd();
+        d.on_ack(Time::ZERO, &ack(1000, 1000, 200_000, 300_000));
+        // This window holds the unmarked last ACK of the previous loop and this marked one: F = 1/2.
+        let a2 = (1.0 - 1.0 / 16.0) * a + (1.0 / 16.0) * 0.5;
+        assert!((d.alpha() - a2).abs() < 1e-12);
+        assert!((d.cwnd() - before * (1.0 - a2 / 2.0)).abs() < 1e-6);
+        let after_cut = d.cwnd();
+        d.on_ack(Time::ZERO, &ack(1000, 1000, 201_000, 300_000));
+        assert_eq!(d.cwnd(), after_cut);
+    }
+
+    #[test]
+    fn slow_start_loss_and_timeout() {
+        let cfg = DctcpConfig {
+            start: Start::SlowStart,
+            ..DctcpConfig::default()
+        };
+        let mut d = Dctcp::new(&cfg, &ctx());
+        assert_eq!(d.window(), 10_000);
+        d.on_ack(Time::ZERO, &ack(5000, 0, 5000, 10_000));
+        assert_eq!(d.window(), 15_000);
+        d.on_loss(Time::ZERO, 20_000);
+        assert_eq!(d.window(), 7_500);
+        d.on_loss(Time::ZERO, 20_000);
+        assert_eq!(d.window(), 7_500);
+        d.on_timeout(Time::ZERO);
+        assert_eq!(d.window(), 1_000);
+    }
+}

@@ -1,0 +1,17 @@
+//! Protocol state machines of bfcsim (layer 3 of GUIDE §3.1). Each is sans-IO (GUIDE §3.2): it is handed `now`
+//! and an input (`on_ack`, `on_loss`, `on_timeout`, or a received packet's fields) and answers with a window
+//! or an action; it never sees the event queue, so it is unit-tested by scripting inputs.
+//!
+//! - [`transport`]: reliable delivery: the sender's go-back-N state with NACKs and a retransmission timeout,
+//!   and the receiver's cumulative ACKs (every packet or every N).
+//! - [`cc`]: the congestion-control contract ([`cc::CongestionControl`]) and the [`cc::Cc`] enum that stores
+//!   and dispatches every algorithm.
+//! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
+//! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
+
+pub mod catalog;
+pub mod cc;
+pub mod dctcp;
+pub mod transport;
+
+pub use cc::{Cc, CcConfig, CongestionControl, FlowContext};

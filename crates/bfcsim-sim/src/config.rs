@@ -1,0 +1,174 @@
+//! Switch and NIC configuration, with CLOS-128's defaults (BFC §6.2.1) where a field is left out.
+
+use bfcsim_core::{Bytes, Time};
+use bfcsim_net::ecn::{MarkPoint, Red};
+use bfcsim_net::routing::LoadBalancing;
+use bfcsim_schemes::transport::TransportConfig;
+use serde::{Deserialize, Serialize};
+
+/// ECN marking at switch egress queues.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcnConfig {
+    /// Mark at all.
+    pub enabled: bool,
+    /// RED thresholds: BFC §6.2.1 gives DCQCN's and DCTCP's Kmin = 100 KB and Kmax = 400 KB; Pmax 0.2 is
+    /// HPCC's `run.py` value at 100 Gb/s.
+    #[serde(flatten)]
+    pub red: Red,
+    /// When the marker looks at the queue (HPCC's ns-3 marks at dequeue).
+    pub mark_on: MarkPoint,
+}
+
+impl Default for EcnConfig {
+    fn default() -> Self {
+        EcnConfig {
+            enabled: true,
+            red: Red {
+                kmin: Bytes(100_000),
+                kmax: Bytes(400_000),
+                pmax: 0.2,
+            },
+            mark_on: MarkPoint::Dequeue,
+        }
+    }
+}
+
+/// The switch model: output-queued, shared-buffer MMU, strict priority between classes and DRR within.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchConfig {
+    /// Shared buffer of each switch (BFC §6.2.1: 12 MB), split evenly among its pools unless `pool_size` is set.
+    pub buffer: Bytes,
+    /// Ports per buffer pool, in local port order (BCC: 8); 0 puts every port in one pool.
+    pub ports_per_pool: u32,
+    /// Size of each pool, overriding the split of `buffer` (BCC: 3 MB per 8 ports).
+    pub pool_size: Option<Bytes>,
+    /// Never drop: count occupancy but admit everything.
+    pub unlimited_buffer: bool,
+    /// Static reserve of every queue (BCC: 128 KB per port).
+    pub reserve_per_queue: Bytes,
+    /// Dynamic Threshold α of every queue.
+    pub alpha: f64,
+    /// Per-queue α overriding `alpha`, by queue index (control queue first when `control_priority`).
+    pub alpha_by_queue: Option<Vec<f64>>,
+    /// Data queues per egress port.
+    pub queues_per_port: u32,
+    /// Strict-priority classes among the data queues (queues are split evenly; class 0 is served first).
+    pub classes: u32,
+    /// ACKs and NACKs ride a strict-priority control queue above the data queues (HPCC's `ACK_HIGH_PRIO`).
+    pub control_priority: bool,
+    /// DRR quantum; default one full-size data packet.
+    pub quantum: Option<Bytes>,
+    /// Time from a packet's arrival to its enqueue at the egress port.
+    pub processing_delay: Time,
+    /// ECMP per flow or spraying per packet.
+    pub load_balancing: LoadBalancing,
+    /// ECN/RED marking.
+    pub ecn: EcnConfig,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer: Bytes(12_000_000),
+            ports_per_pool: 0,
+            pool_size: None,
+            unlimited_buffer: false,
+            reserve_per_queue: Bytes(0),
+            alpha: 1.0,
+            alpha_by_queue: None,
+            queues_per_port: 1,
+            classes: 1,
+            control_priority: true,
+            quantum: None,
+            processing_delay: Time::ZERO,
+            load_balancing: LoadBalancing::Ecmp,
+            ecn: EcnConfig::default(),
+        }
+    }
+}
+
+impl SwitchConfig {
+    /// Checks the parameters; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.queues_per_port == 0 || self.queues_per_port > 4096 {
+            return Err(format!(
+                "switch.queues_per_port = {} must be in 1..=4096",
+                self.queues_per_port
+            ));
+        }
+        if self.classes == 0 || self.classes > 63 || self.queues_per_port % self.classes != 0 {
+            return Err(format!(
+                "switch.classes = {} must be in 1..=63 and divide queues_per_port ({})",
+                self.classes, self.queues_per_port
+            ));
+        }
+        if !(self.alpha > 0.0 && self.alpha.is_finite()) {
+            return Err(format!("switch.alpha = {} must be positive", self.alpha));
+        }
+        if let Some(a) = &self.alpha_by_queue {
+            if a.len() != self.total_queues() {
+                return Err(format!(
+                    "switch.alpha_by_queue has {} values but ports have {} queues",
+                    a.len(),
+                    self.total_queues()
+                ));
+            }
+            if a.iter().any(|&x| !(x > 0.0 && x.is_finite())) {
+                return Err("switch.alpha_by_queue values must be positive".into());
+            }
+        }
+        if self.buffer == Bytes(0) && self.pool_size.is_none() && !self.unlimited_buffer {
+            return Err("switch.buffer is 0: set a size or unlimited_buffer = true".into());
+        }
+        self.ecn
+            .red
+            .validate()
+            .map_err(|e| format!("switch.ecn: {e}"))
+    }
+
+    /// Queues per port including the control queue.
+    pub fn total_queues(&self) -> usize {
+        self.queues_per_port as usize + usize::from(self.control_priority)
+    }
+}
+
+/// The NICs: packetization and reliable delivery.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicConfig {
+    /// Payload bytes per full data packet (BFC §6.2.1: an MTU of 1 KB).
+    pub payload: u32,
+    /// Header bytes added to every data packet (HPCC's ns-3: 48).
+    pub header: u32,
+    /// Bytes of an ACK or NACK frame.
+    pub ack_size: u32,
+    /// Reliable delivery (ACK every N, RTO).
+    #[serde(flatten)]
+    pub transport: TransportConfig,
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            payload: 1000,
+            header: 48,
+            ack_size: 64,
+            transport: TransportConfig::default(),
+        }
+    }
+}
+
+impl NicConfig {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.payload == 0 {
+            return Err("nic.payload must be at least 1 byte".into());
+        }
+        if self.ack_size == 0 {
+            return Err("nic.ack_size must be at least 1 byte".into());
+        }
+        self.transport.validate()
+    }
+}

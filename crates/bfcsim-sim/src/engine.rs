@@ -1,0 +1,999 @@
+//! The engine: one event queue driving links, switch egress ports and host NICs (GUIDE §3.4–3.7).
+//!
+//! Each port keeps the packets on its wire in a ring and has at most two pending events: the arrival of the
+//! wire's head packet (`Deliver`) and, only while packets wait behind the one being serialized, the end of
+//! that serialization (`TxDone`). The event queue therefore grows with the number of ports, not with the
+//! packets in flight. Flow arrivals come from a sorted list with one pending event; retransmission timers live
+//! in a [`TimerQueue`] with one pending event.
+
+use std::collections::{HashMap, VecDeque};
+
+use bfcsim_core::rng::{self, Rng, Stream};
+use bfcsim_core::{Bytes, EventQueue, FlowId, FlowSpec, NodeId, PacketId, PortId, Rate, Time};
+use bfcsim_net::ecn::MarkPoint;
+use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
+use bfcsim_net::packet::{Packet, PacketKind, Packets};
+use bfcsim_net::queues::PortQueues;
+use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash, five_tuple_hash};
+use bfcsim_net::topology::{NodeKind, Topology};
+use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
+use bfcsim_schemes::transport::{Receiver, Reply, Sender};
+use rand::RngExt;
+
+use crate::config::{NicConfig, SwitchConfig};
+use crate::timers::TimerQueue;
+
+/// Everything a run needs besides the topology and the flows.
+#[derive(Clone, Debug)]
+pub struct SimParams {
+    /// Switch model.
+    pub switch: SwitchConfig,
+    /// NIC model.
+    pub nic: NicConfig,
+    /// End-to-end congestion control.
+    pub cc: CcConfig,
+    /// Master seed of every RNG stream.
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// The port finished serializing a packet and has more waiting.
+    TxDone(PortId),
+    /// The head packet of the port's wire reaches the far end.
+    Deliver(PortId),
+    /// The next flow of the sorted flow list starts.
+    Arrival,
+    /// The earliest retransmission timer is due.
+    Timer,
+}
+
+/// Which device transmits on a port.
+#[derive(Clone, Copy, Debug)]
+enum Owner {
+    /// A host NIC, by host index.
+    Host(u32),
+    /// A switch egress port, by index into `Sim::sw_ports`.
+    Switch(u32),
+}
+
+/// One port's transmit side and the wire it feeds.
+struct Wire {
+    rate: Rate,
+    /// Propagation delay plus the receiving switch's processing delay.
+    delay: Time,
+    /// The port at the far end (a packet arrives at that port's node through it).
+    peer: PortId,
+    owner: Owner,
+    busy_until: Time,
+    wake_pending: bool,
+    in_flight: VecDeque<(Time, PacketId)>,
+    tx_bytes: u64,
+}
+
+struct SwitchPort {
+    queues: PortQueues,
+    switch: u32,
+    local: u32,
+    red_rng: Rng,
+}
+
+struct Switch {
+    node: NodeId,
+    mmu: Mmu,
+    seed: u64,
+    rng: Rng,
+}
+
+struct Host {
+    port: PortId,
+    /// ACKs and NACKs waiting for the NIC; served before data.
+    ctrl: VecDeque<PacketId>,
+    /// Flows that may have a packet to send, served round robin.
+    ready: VecDeque<FlowId>,
+}
+
+/// A flow as the run sees it.
+struct FlowInfo {
+    spec: FlowSpec,
+    src_host: u32,
+    dst_host: u32,
+    sport: u16,
+    dport: u16,
+    hash: u64,
+    rev_hash: u64,
+    finish: Option<Time>,
+    /// Index into `Sim::active` while the flow runs.
+    slot: u32,
+}
+
+const NO_SLOT: u32 = u32::MAX;
+
+/// State of a running flow: both transport halves and the congestion controller.
+struct Active {
+    id: FlowId,
+    sender: Sender,
+    receiver: Receiver,
+    cc: Cc,
+    in_ring: bool,
+    timer_armed: bool,
+    rto_deadline: Time,
+}
+
+/// Packet and byte counts for the conservation check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Packets created by NICs (data and control).
+    pub injected_pkts: u64,
+    /// Bytes created by NICs.
+    pub injected_bytes: u64,
+    /// Packets consumed by their destination host.
+    pub delivered_pkts: u64,
+    /// Bytes consumed by their destination host.
+    pub delivered_bytes: u64,
+    /// Packets dropped (all reasons).
+    pub dropped_pkts: u64,
+    /// Bytes dropped.
+    pub dropped_bytes: u64,
+    /// Packet transmissions over a link (packet-hops).
+    pub hops: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Data packets sent again after a NACK or timeout (payload already sent once).
+    pub retransmits: u64,
+    /// Retransmission timeouts that fired.
+    pub timeouts: u64,
+}
+
+/// A simulation of one topology, one flow list and one configuration.
+pub struct Sim {
+    topo: Topology,
+    routes: Routes,
+    params: SimParams,
+    now: Time,
+    events: EventQueue<Event>,
+    packets: Packets,
+    wires: Vec<Wire>,
+    sw_ports: Vec<SwitchPort>,
+    switches: Vec<Switch>,
+    /// Switch index of each node (`u32::MAX` for hosts).
+    switch_of_node: Vec<u32>,
+    hosts: Vec<Host>,
+    flows: Vec<FlowInfo>,
+    next_arrival: usize,
+    active: Vec<Active>,
+    free_slots: Vec<u32>,
+    timers: TimerQueue,
+    timer_event_at: Option<Time>,
+    flow_ctx: FlowContext,
+    flows_done: usize,
+    counters: Counters,
+    drops: [u64; DropReason::ALL.len()],
+    /// Data queue layout at switch ports.
+    data_base: usize,
+    queues_per_class: u64,
+}
+
+impl Sim {
+    /// Builds the network and schedules the flows (which must be sorted by start time).
+    pub fn new(topo: Topology, flows: &[FlowSpec], params: SimParams) -> Result<Sim, String> {
+        params.switch.validate()?;
+        params.nic.validate()?;
+        params.cc.validate()?;
+        let routes = Routes::new(&topo)?;
+        let sw = &params.switch;
+        let total_q = sw.total_queues();
+        let data_base = usize::from(sw.control_priority);
+        let per_class = sw.queues_per_port / sw.classes;
+        let levels: Vec<u8> = (0..total_q)
+            .map(|q| {
+                if q < data_base {
+                    0
+                } else {
+                    (data_base + (q - data_base) / per_class as usize) as u8
+                }
+            })
+            .collect();
+        let quantum = sw
+            .quantum
+            .map_or((params.nic.payload + params.nic.header) as u64, |b| b.0);
+        let alpha = sw
+            .alpha_by_queue
+            .clone()
+            .unwrap_or_else(|| vec![sw.alpha; total_q]);
+
+        let mut switch_of_node = vec![u32::MAX; topo.nodes.len()];
+        let mut switches = Vec::new();
+        let mut sw_ports = Vec::new();
+        let mut port_owner = vec![None; topo.ports.len()];
+        for (i, node) in topo.nodes.iter().enumerate() {
+            if node.kind != NodeKind::Switch {
+                continue;
+            }
+            let s = switches.len() as u32;
+            switch_of_node[i] = s;
+            let n_ports = node.ports.len();
+            let ppp = if sw.ports_per_pool == 0 {
+                n_ports.max(1)
+            } else {
+                sw.ports_per_pool as usize
+            };
+            let n_pools = n_ports.div_ceil(ppp).max(1);
+            let pool = sw.pool_size.map_or(sw.buffer.0 / n_pools as u64, |b| b.0);
+            let layout = MmuLayout {
+                unlimited: sw.unlimited_buffer,
+                pool_size: vec![pool; n_pools],
+                pool_of_port: (0..n_ports).map(|p| (p / ppp) as u16).collect(),
+                queues_per_port: total_q,
+                reserve: sw.reserve_per_queue.0,
+                alpha: alpha.clone(),
+            };
+            switches.push(Switch {
+                node: NodeId::from_idx(i),
+                mmu: Mmu::new(layout),
+                seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
+                rng: rng::stream(params.seed, Stream::Node(i as u32)),
+            });
+            for (local, &p) in node.ports.iter().enumerate() {
+                port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
+                sw_ports.push(SwitchPort {
+                    queues: PortQueues::new(&levels, quantum),
+                    switch: s,
+                    local: local as u32,
+                    red_rng: rng::stream(params.seed, Stream::Port(p.0)),
+                });
+            }
+        }
+        let mut hosts = Vec::with_capacity(topo.hosts.len());
+        for (hi, &h) in topo.hosts.iter().enumerate() {
+            let ports = &topo.nodes[h.idx()].ports;
+            if ports.len() != 1 {
+                return Err(format!(
+                    "host {h} has {} links; bfcsim's NIC model has exactly one port",
+                    ports.len()
+                ));
+            }
+            port_owner[ports[0].idx()] = Some(Owner::Host(hi as u32));
+            hosts.push(Host {
+                port: ports[0],
+                ctrl: VecDeque::new(),
+                ready: VecDeque::new(),
+            });
+        }
+        let wires = topo
+            .ports
+            .iter()
+            .enumerate()
+            .map(|(i, port)| {
+                let link = &topo.links[port.link.idx()];
+                let into_switch =
+                    topo.nodes[topo.ports[port.peer.idx()].node.idx()].kind == NodeKind::Switch;
+                Wire {
+                    rate: link.rate,
+                    delay: link.delay
+                        + if into_switch {
+                            sw.processing_delay
+                        } else {
+                            Time::ZERO
+                        },
+                    peer: port.peer,
+                    owner: port_owner[i].expect("every port belongs to a host or a switch"),
+                    busy_until: Time::ZERO,
+                    wake_pending: false,
+                    in_flight: VecDeque::new(),
+                    tx_bytes: 0,
+                }
+            })
+            .collect();
+
+        let mut infos = Vec::with_capacity(flows.len());
+        let mut pair_ports: HashMap<(u32, u32), u16> = HashMap::new();
+        let mut last_start = Time::ZERO;
+        for (i, f) in flows.iter().enumerate() {
+            let (Some(src_host), Some(dst_host)) = (topo.host_index(f.src), topo.host_index(f.dst))
+            else {
+                return Err(format!(
+                    "flow {i}: {} -> {} is not between two hosts",
+                    f.src, f.dst
+                ));
+            };
+            if f.src == f.dst || f.size.0 == 0 {
+                return Err(format!(
+                    "flow {i}: needs distinct hosts and at least one byte"
+                ));
+            }
+            if f.start < last_start {
+                return Err(format!("flow {i}: flows must be sorted by start time"));
+            }
+            last_start = f.start;
+            // Source ports count up per host pair from 10000, as HPCC's ns-3 assigns them.
+            let next = pair_ports.entry((f.src.0, f.dst.0)).or_insert(10000);
+            let sport = *next;
+            *next = next.wrapping_add(1);
+            let dport = if f.incast { 200 } else { 100 };
+            infos.push(FlowInfo {
+                spec: *f,
+                src_host,
+                dst_host,
+                sport,
+                dport,
+                hash: five_tuple_hash(f.src, f.dst, sport, dport),
+                rev_hash: five_tuple_hash(f.dst, f.src, dport, sport),
+                finish: None,
+                slot: NO_SLOT,
+            });
+        }
+
+        let mut sim = Sim {
+            routes,
+            params,
+            now: Time::ZERO,
+            events: EventQueue::new(),
+            packets: Packets::new(),
+            wires,
+            sw_ports,
+            switches,
+            switch_of_node,
+            hosts,
+            flows: infos,
+            next_arrival: 0,
+            active: Vec::new(),
+            free_slots: Vec::new(),
+            timers: TimerQueue::default(),
+            timer_event_at: None,
+            flow_ctx: FlowContext {
+                mss: 0,
+                line_rate: Rate(1),
+                base_rtt: Time::ZERO,
+                bdp: Bytes(0),
+            },
+            flows_done: 0,
+            counters: Counters::default(),
+            drops: [0; DropReason::ALL.len()],
+            data_base,
+            queues_per_class: per_class as u64,
+            topo,
+        };
+        sim.flow_ctx = sim.compute_flow_context();
+        if let Some(first) = sim.flows.first() {
+            sim.now = first.spec.start;
+            sim.events.push(first.spec.start, Event::Arrival);
+        }
+        Ok(sim)
+    }
+
+    /// The flow context every controller is created with: the fastest host's rate and the fabric's largest
+    /// base RTT, so that a line-rate start of one BDP keeps any lone flow at line rate.
+    fn compute_flow_context(&self) -> FlowContext {
+        let nic = &self.params.nic;
+        let line_rate = self
+            .hosts
+            .iter()
+            .map(|h| self.wires[h.port.idx()].rate)
+            .max()
+            .unwrap_or(Rate(1));
+        let mut base_rtt = Time::ZERO;
+        // Routing is symmetric in every topology we build, so the round trip from host 0 and from the host
+        // farthest from it bounds every pair; walking all pairs would be quadratic in hosts.
+        let probes: Vec<u32> = {
+            let far = (0..self.hosts.len() as u32)
+                .max_by_key(|&d| self.routes.distance(self.topo.hosts[0], d))
+                .unwrap_or(0);
+            vec![0, far]
+        };
+        for &s in &probes {
+            for d in 0..self.hosts.len() as u32 {
+                if d == s {
+                    continue;
+                }
+                let fwd = self.path_by_hash(s, d, 0);
+                let rev = self.path_by_hash(d, s, 0);
+                let data = Bytes((nic.payload + nic.header) as u64);
+                let t = self.one_way(&fwd, data) + self.one_way(&rev, Bytes(nic.ack_size as u64));
+                base_rtt = base_rtt.max(t);
+            }
+        }
+        FlowContext {
+            mss: nic.payload,
+            line_rate,
+            base_rtt,
+            bdp: line_rate.bytes_in(base_rtt),
+        }
+    }
+
+    fn one_way(&self, path: &[PortId], size: Bytes) -> Time {
+        path.iter()
+            .map(|p| self.wires[p.idx()].rate.tx_time(size) + self.wires[p.idx()].delay)
+            .fold(Time::ZERO, |a, b| a + b)
+    }
+
+    /// The ports a packet with 5-tuple hash `hash` crosses from host index `src` to host index `dst` under
+    /// flow-level ECMP.
+    fn path_by_hash(&self, src: u32, dst: u32, hash: u64) -> Vec<PortId> {
+        let mut path = vec![self.hosts[src as usize].port];
+        let mut node = self.topo.peer_node(path[0]);
+        while self.switch_of_node[node.idx()] != u32::MAX {
+            let sw = &self.switches[self.switch_of_node[node.idx()] as usize];
+            let p = self
+                .routes
+                .select(node, dst, ecmp_hash(hash & 0xffff_ffff, sw.seed));
+            path.push(p);
+            node = self.topo.peer_node(p);
+        }
+        path
+    }
+
+    /// The forward (data) and reverse (ACK) paths of flow `id` under flow-level ECMP, as ports in order.
+    pub fn flow_paths(&self, id: FlowId) -> (Vec<PortId>, Vec<PortId>) {
+        let f = &self.flows[id.idx()];
+        (
+            self.path_by_hash(f.src_host, f.dst_host, f.hash),
+            self.path_by_hash(f.dst_host, f.src_host, f.rev_hash),
+        )
+    }
+
+    /// Rate and delay (propagation plus the receiving switch's processing delay) of the link leaving `port`.
+    pub fn port_link(&self, port: PortId) -> (Rate, Time) {
+        (self.wires[port.idx()].rate, self.wires[port.idx()].delay)
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Driving the run
+
+    /// Processes every event up to and including `limit`. Returns false once nothing is left to do (every
+    /// flow finished, or no event pending). Slicing a run into several calls gives the same result as one call.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        while let Some(t) = self.events.peek_time() {
+            if t > limit || self.flows_done == self.flows.len() {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.counters.events += 1;
+            match ev {
+                Event::TxDone(p) => {
+                    self.wires[p.idx()].wake_pending = false;
+                    self.service(p);
+                }
+                Event::Deliver(p) => self.deliver(p),
+                Event::Arrival => self.arrival(),
+                Event::Timer => self.fire_timers(),
+            }
+        }
+        if self.now < limit && limit != Time::MAX {
+            self.now = limit;
+        }
+        !self.finished()
+    }
+
+    /// Runs until every flow finished or nothing is pending.
+    pub fn run(&mut self) {
+        self.run_until(Time::MAX);
+    }
+
+    /// True when every flow has finished or no event is pending.
+    pub fn finished(&self) -> bool {
+        self.flows_done == self.flows.len() || self.events.is_empty()
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Links
+
+    /// Starts serializing `pkt` on `port` now; the packet reaches the far end after its serialization and the
+    /// wire's delay (store and forward).
+    #[inline]
+    fn transmit(&mut self, port: PortId, pkt: PacketId) {
+        let size = self.packets.get(pkt).size;
+        let w = &mut self.wires[port.idx()];
+        let end = self.now + w.rate.tx_time(Bytes(size as u64));
+        w.busy_until = end;
+        let arrive = end + w.delay;
+        if w.in_flight.is_empty() {
+            self.events.push(arrive, Event::Deliver(port));
+        }
+        w.in_flight.push_back((arrive, pkt));
+        w.tx_bytes += size as u64;
+        self.counters.hops += 1;
+    }
+
+    /// Asks `port` to send if it is idle, or to wake when its current packet is out.
+    #[inline]
+    fn kick(&mut self, port: PortId) {
+        let w = &mut self.wires[port.idx()];
+        if self.now >= w.busy_until {
+            self.service(port);
+        } else if !w.wake_pending {
+            w.wake_pending = true;
+            let at = w.busy_until;
+            self.events.push(at, Event::TxDone(port));
+        }
+    }
+
+    /// The port is idle: send the next packet its owner has, and arrange to wake when it is out if more wait.
+    fn service(&mut self, port: PortId) {
+        let more = match self.wires[port.idx()].owner {
+            Owner::Switch(sp) => self.switch_send(port, sp),
+            Owner::Host(h) => self.nic_send(h),
+        };
+        if more {
+            let w = &mut self.wires[port.idx()];
+            w.wake_pending = true;
+            let at = w.busy_until;
+            self.events.push(at, Event::TxDone(port));
+        }
+    }
+
+    fn deliver(&mut self, port: PortId) {
+        let w = &mut self.wires[port.idx()];
+        let (_, pkt) = w
+            .in_flight
+            .pop_front()
+            .expect("a Deliver event has a packet on the wire");
+        if let Some(&(next, _)) = w.in_flight.front() {
+            self.events.push(next, Event::Deliver(port));
+        }
+        let peer = w.peer;
+        match self.wires[peer.idx()].owner {
+            Owner::Switch(sp) => self.switch_receive(sp, pkt),
+            Owner::Host(h) => self.host_receive(h, pkt),
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Switches
+
+    /// A packet entered switch port `in_sp`: route it, admit it into the egress queue, or drop it.
+    fn switch_receive(&mut self, in_sp: u32, pkt: PacketId) {
+        let s = self.sw_ports[in_sp as usize].switch as usize;
+        let p = *self.packets.get(pkt);
+        let sw = &mut self.switches[s];
+        let hash = match self.params.switch.load_balancing {
+            LoadBalancing::Ecmp => ecmp_hash(p.hash as u64, sw.seed),
+            LoadBalancing::Spray => sw.rng.random(),
+        };
+        let egress = self.routes.select(sw.node, p.dst_host, hash);
+        let Owner::Switch(out_sp) = self.wires[egress.idx()].owner else {
+            unreachable!("switch ports are owned by switches")
+        };
+        let queue = if p.kind.is_control() && self.params.switch.control_priority {
+            0
+        } else {
+            let class = (p.class as u64).min(self.params.switch.classes as u64 - 1);
+            let within = ((p.hash as u64).wrapping_mul(self.queues_per_class)) >> 32;
+            self.data_base + (class * self.queues_per_class + within) as usize
+        };
+        let out = &mut self.sw_ports[out_sp as usize];
+        if let Err(reason) = self.switches[s]
+            .mmu
+            .admit(out.local as usize, queue, p.size as u64)
+        {
+            self.drop_packet(pkt, reason);
+            return;
+        }
+        let ecn = &self.params.switch.ecn;
+        if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect {
+            let q = out.queues.queue_bytes(queue);
+            if ecn.red.should_mark(q, &mut out.red_rng) {
+                self.packets.get_mut(pkt).ce = true;
+            }
+        }
+        out.queues.push(queue, pkt, p.size);
+        self.kick(egress);
+    }
+
+    /// Dequeues and transmits the next packet of switch port `sp`. Returns whether more wait.
+    fn switch_send(&mut self, port: PortId, sp: u32) -> bool {
+        let out = &mut self.sw_ports[sp as usize];
+        let Some((pkt, size, queue)) = out.queues.pop() else {
+            return false;
+        };
+        self.switches[out.switch as usize]
+            .mmu
+            .release(out.local as usize, queue, size as u64);
+        let ecn = &self.params.switch.ecn;
+        if ecn.enabled && ecn.mark_on == MarkPoint::Dequeue {
+            let p = self.packets.get_mut(pkt);
+            if p.ect
+                && ecn
+                    .red
+                    .should_mark(out.queues.queue_bytes(queue), &mut out.red_rng)
+            {
+                p.ce = true;
+            }
+        }
+        let more = !out.queues.is_empty();
+        self.transmit(port, pkt);
+        more
+    }
+
+    fn drop_packet(&mut self, pkt: PacketId, reason: DropReason) {
+        let size = self.packets.get(pkt).size as u64;
+        self.counters.dropped_pkts += 1;
+        self.counters.dropped_bytes += size;
+        self.drops[reason as usize] += 1;
+        self.packets.free(pkt);
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Hosts
+
+    fn arrival(&mut self) {
+        let id = FlowId::from_idx(self.next_arrival);
+        self.next_arrival += 1;
+        if let Some(next) = self.flows.get(self.next_arrival) {
+            self.events.push(next.spec.start, Event::Arrival);
+        }
+        let info = &self.flows[id.idx()];
+        let tc = &self.params.nic.transport;
+        let active = Active {
+            id,
+            sender: Sender::new(info.spec.size.0, self.params.nic.payload, tc),
+            receiver: Receiver::new(info.spec.size.0, tc),
+            cc: self.params.cc.instantiate(&self.flow_ctx),
+            in_ring: false,
+            timer_armed: false,
+            rto_deadline: Time::ZERO,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.active[s as usize] = active;
+                s
+            }
+            None => {
+                self.active.push(active);
+                (self.active.len() - 1) as u32
+            }
+        };
+        self.flows[id.idx()].slot = slot;
+        self.make_ready(id);
+    }
+
+    /// Puts a flow in its NIC's round robin if it can send and is not already there.
+    fn make_ready(&mut self, id: FlowId) {
+        let info = &self.flows[id.idx()];
+        let a = &mut self.active[info.slot as usize];
+        if !a.in_ring && a.sender.can_send(a.cc.window()) {
+            a.in_ring = true;
+            let host = &mut self.hosts[info.src_host as usize];
+            host.ready.push_back(id);
+            let port = host.port;
+            self.kick(port);
+        }
+    }
+
+    /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet in round
+    /// robin order among ready flows. Returns whether more may wait.
+    fn nic_send(&mut self, h: u32) -> bool {
+        let host = &mut self.hosts[h as usize];
+        let port = host.port;
+        if let Some(pkt) = host.ctrl.pop_front() {
+            let more = !host.ctrl.is_empty() || !host.ready.is_empty();
+            self.transmit(port, pkt);
+            return more;
+        }
+        while let Some(id) = self.hosts[h as usize].ready.pop_front() {
+            let info = &self.flows[id.idx()];
+            if info.slot == NO_SLOT {
+                continue; // finished while queued
+            }
+            let a = &mut self.active[info.slot as usize];
+            let window = a.cc.window();
+            if !a.sender.can_send(window) {
+                a.in_ring = false;
+                continue;
+            }
+            let idle_before = a.sender.in_flight() == 0;
+            let (seq, len, resend) = a.sender.next_segment();
+            if a.sender.can_send(window) {
+                self.hosts[h as usize].ready.push_back(id);
+            } else {
+                a.in_ring = false;
+            }
+            let nic = &self.params.nic;
+            let pkt = self.packets.alloc(Packet {
+                seq,
+                sent_at: self.now,
+                flow: id,
+                size: len + nic.header,
+                payload: len,
+                dst_host: info.dst_host,
+                src: info.spec.src,
+                hash: info.hash as u32,
+                ce_bytes: 0,
+                kind: PacketKind::Data,
+                class: info.spec.class,
+                ect: true,
+                ce: false,
+            });
+            self.counters.injected_pkts += 1;
+            self.counters.injected_bytes += (len + nic.header) as u64;
+            if resend {
+                self.counters.retransmits += 1;
+            }
+            let rto = a.sender.rto();
+            if idle_before {
+                a.rto_deadline = self.now + rto;
+            }
+            if !a.timer_armed {
+                a.timer_armed = true;
+                let at = a.rto_deadline;
+                self.arm_timer(at, id);
+            }
+            let more = !self.hosts[h as usize].ready.is_empty();
+            self.transmit(port, pkt);
+            return more;
+        }
+        false
+    }
+
+    fn host_receive(&mut self, h: u32, pkt: PacketId) {
+        let p = *self.packets.get(pkt);
+        self.counters.delivered_pkts += 1;
+        self.counters.delivered_bytes += p.size as u64;
+        self.packets.free(pkt);
+        let info = &self.flows[p.flow.idx()];
+        if info.slot == NO_SLOT {
+            return; // a late copy for a flow that already completed
+        }
+        let slot = info.slot as usize;
+        match p.kind {
+            PacketKind::Data => {
+                let reply = self.active[slot]
+                    .receiver
+                    .handle_data(p.seq, p.payload, p.ce);
+                let (kind, seq, ce_bytes) = match reply {
+                    Reply::Nothing => return,
+                    Reply::Ack { seq, ce_bytes } => (PacketKind::Ack, seq, ce_bytes),
+                    Reply::Nack { seq } => (PacketKind::Nack, seq, 0),
+                };
+                let size = self.params.nic.ack_size;
+                let ack = self.packets.alloc(Packet {
+                    seq,
+                    sent_at: p.sent_at,
+                    flow: p.flow,
+                    size,
+                    payload: 0,
+                    dst_host: info.src_host,
+                    src: info.spec.dst,
+                    hash: info.rev_hash as u32,
+                    ce_bytes,
+                    kind,
+                    class: p.class,
+                    ect: false,
+                    ce: false,
+                });
+                self.counters.injected_pkts += 1;
+                self.counters.injected_bytes += size as u64;
+                let host = &mut self.hosts[h as usize];
+                host.ctrl.push_back(ack);
+                let port = host.port;
+                self.kick(port);
+            }
+            PacketKind::Ack => {
+                let a = &mut self.active[slot];
+                let out = a.sender.handle_ack(p.seq, Some(self.now - p.sent_at));
+                if out.complete {
+                    self.complete(p.flow);
+                    return;
+                }
+                if out.newly_acked > 0 {
+                    a.rto_deadline = self.now + a.sender.rto();
+                }
+                let signal = AckSignal {
+                    newly_acked: out.newly_acked,
+                    ce_bytes: p.ce_bytes as u64,
+                    ack_seq: p.seq,
+                    snd_nxt: a.sender.snd_nxt(),
+                };
+                a.cc.on_ack(self.now, &signal);
+                self.make_ready(p.flow);
+            }
+            PacketKind::Nack => {
+                let a = &mut self.active[slot];
+                let before = a.sender.snd_nxt();
+                a.sender.handle_ack(p.seq, None);
+                if a.sender.handle_nack(p.seq) {
+                    a.cc.on_loss(self.now, before);
+                    a.rto_deadline = self.now + a.sender.rto();
+                }
+                self.make_ready(p.flow);
+            }
+        }
+    }
+
+    fn complete(&mut self, id: FlowId) {
+        let info = &mut self.flows[id.idx()];
+        info.finish = Some(self.now);
+        self.free_slots.push(info.slot);
+        info.slot = NO_SLOT;
+        self.flows_done += 1;
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Timers
+
+    fn arm_timer(&mut self, at: Time, id: FlowId) {
+        self.timers.push(at, id);
+        if self.timer_event_at.is_none_or(|t| at < t) {
+            self.timer_event_at = Some(at);
+            self.events.push(at, Event::Timer);
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        if self.timer_event_at == Some(self.now) {
+            self.timer_event_at = None;
+        }
+        while let Some(id) = self.timers.pop_due(self.now) {
+            let slot = self.flows[id.idx()].slot;
+            if slot == NO_SLOT {
+                continue;
+            }
+            let a = &mut self.active[slot as usize];
+            debug_assert_eq!(a.id, id);
+            if self.now < a.rto_deadline {
+                let at = a.rto_deadline;
+                self.timers.push(at, id);
+                continue;
+            }
+            if a.sender.in_flight() == 0 {
+                a.timer_armed = false;
+                continue;
+            }
+            self.counters.timeouts += 1;
+            a.sender.handle_timeout();
+            a.cc.on_timeout(self.now);
+            a.rto_deadline = self.now + a.sender.rto();
+            let at = a.rto_deadline;
+            self.timers.push(at, id);
+            self.make_ready(id);
+        }
+        if let Some(next) = self.timers.next_deadline()
+            && self.timer_event_at.is_none_or(|t| next < t)
+        {
+            self.timer_event_at = Some(next);
+            self.events.push(next, Event::Timer);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Observation
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    /// Counters so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+    /// Drops so far, by reason.
+    pub fn drops(&self) -> Vec<(DropReason, u64)> {
+        DropReason::ALL
+            .iter()
+            .map(|&r| (r, self.drops[r as usize]))
+            .collect()
+    }
+    /// Flows finished so far.
+    pub fn flows_done(&self) -> usize {
+        self.flows_done
+    }
+    /// Number of flows in the run.
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+    /// The parameters.
+    pub fn params(&self) -> &SimParams {
+        &self.params
+    }
+    /// The context controllers are created with (BDP, base RTT).
+    pub fn flow_context(&self) -> FlowContext {
+        self.flow_ctx
+    }
+    /// One flow's outcome: its spec, its 5-tuple ports, and when it finished.
+    pub fn flow(&self, id: FlowId) -> (&FlowSpec, u16, u16, Option<Time>) {
+        let f = &self.flows[id.idx()];
+        (&f.spec, f.sport, f.dport, f.finish)
+    }
+    /// Bytes transmitted on `port`'s link so far.
+    pub fn port_tx_bytes(&self, port: PortId) -> u64 {
+        self.wires[port.idx()].tx_bytes
+    }
+    /// Number of switches.
+    pub fn switch_count(&self) -> usize {
+        self.switches.len()
+    }
+    /// The node of switch `s`.
+    pub fn switch_node(&self, s: usize) -> NodeId {
+        self.switches[s].node
+    }
+    /// The buffer of switch `s` (occupancy per switch, pool, port and queue).
+    pub fn switch_mmu(&self, s: usize) -> &Mmu {
+        &self.switches[s].mmu
+    }
+    /// Bytes waiting in queue `q` of switch egress `port` (not counting the packet being serialized).
+    pub fn egress_queue_bytes(&self, port: PortId, q: usize) -> u64 {
+        match self.wires[port.idx()].owner {
+            Owner::Switch(sp) => self.sw_ports[sp as usize].queues.queue_bytes(q),
+            Owner::Host(_) => 0,
+        }
+    }
+    /// The data queue index of class `class`'s first queue at switch ports.
+    pub fn data_queue(&self, class: u8) -> usize {
+        self.data_base + class as usize * self.queues_per_class as usize
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Invariants
+
+    /// Checks the end-of-run invariants: every injected packet and byte is delivered, dropped with a reason
+    /// or still somewhere in the network (NIC, queue or wire); no buffer went over its capacity; no counter
+    /// went negative; each switch's occupancy equals what its queues hold. Returns every violation found.
+    pub fn check_invariants(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        let c = &self.counters;
+        let (mut pkts, mut bytes) = (0u64, 0u64);
+        let mut count = |id: PacketId| {
+            pkts += 1;
+            bytes += self.packets.get(id).size as u64;
+        };
+        for w in &self.wires {
+            w.in_flight.iter().for_each(|&(_, id)| count(id));
+        }
+        for sp in &self.sw_ports {
+            sp.queues.iter().for_each(&mut count);
+        }
+        for h in &self.hosts {
+            h.ctrl.iter().copied().for_each(&mut count);
+        }
+        if pkts != self.packets.live() as u64 {
+            v.push(format!(
+                "{} packets are allocated but {pkts} are in NICs, queues or wires",
+                self.packets.live()
+            ));
+        }
+        let accounted_pkts = c.delivered_pkts + c.dropped_pkts + pkts;
+        if c.injected_pkts != accounted_pkts {
+            v.push(format!(
+                "packets: {} injected != {} delivered + {} dropped + {pkts} in flight",
+                c.injected_pkts, c.delivered_pkts, c.dropped_pkts
+            ));
+        }
+        if c.injected_bytes != c.delivered_bytes + c.dropped_bytes + bytes {
+            v.push(format!(
+                "bytes: {} injected != {} delivered + {} dropped + {bytes} in flight",
+                c.injected_bytes, c.delivered_bytes, c.dropped_bytes
+            ));
+        }
+        let dropped: u64 = self.drops.iter().sum();
+        if dropped != c.dropped_pkts {
+            v.push(format!(
+                "{} drops recorded with a reason, {} dropped",
+                dropped, c.dropped_pkts
+            ));
+        }
+        for (s, sw) in self.switches.iter().enumerate() {
+            for e in sw.mmu.violations() {
+                v.push(format!("switch {}: {e}", sw.node));
+            }
+            let queued: u64 = self
+                .sw_ports
+                .iter()
+                .filter(|p| p.switch as usize == s)
+                .map(|p| p.queues.bytes())
+                .sum();
+            if queued != sw.mmu.total() {
+                v.push(format!(
+                    "switch {}: MMU counts {} B but its queues hold {queued} B",
+                    sw.node,
+                    sw.mmu.total()
+                ));
+            }
+        }
+        v
+    }
+}

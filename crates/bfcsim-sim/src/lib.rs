@@ -1,0 +1,13 @@
+//! The bfcsim engine (layer 4 of GUIDE §3.1): switches, links and NICs from `bfcsim-net` wired to the
+//! protocol state machines of `bfcsim-schemes`, driven by one event queue.
+//!
+//! [`Sim::new`] takes a topology, a start-sorted flow list and [`SimParams`]; [`Sim::run_until`] advances
+//! simulated time (slices give identical results to one long call, which is how callers sample state and show
+//! progress); [`Sim::check_invariants`] verifies conservation at the end.
+
+pub mod config;
+pub mod engine;
+pub mod timers;
+
+pub use config::{EcnConfig, NicConfig, SwitchConfig};
+pub use engine::{Counters, Sim, SimParams};
