@@ -496,13 +496,17 @@ impl Sim {
         self.counters.hops += 1;
     }
 
-    /// Asks `port` to send if it is idle, or to wake when its current packet is out.
+    /// Asks `port` to send if it is idle, or to wake when its current packet is out. A pending wake-up
+    /// already covers both cases: it fires at `busy_until` (possibly now, later in this instant's order).
     #[inline]
     fn kick(&mut self, port: PortId) {
         let w = &mut self.wires[port.idx()];
+        if w.wake_pending {
+            return;
+        }
         if self.now >= w.busy_until {
             self.service(port);
-        } else if !w.wake_pending {
+        } else {
             w.wake_pending = true;
             let at = w.busy_until;
             self.events.push(at, Event::TxDone(port));
@@ -558,9 +562,7 @@ impl Sim {
         let queue = if p.kind.is_control() && self.params.switch.control_priority {
             0
         } else {
-            let class = (p.class as u64).min(self.params.switch.classes as u64 - 1);
-            let within = ((p.hash as u64).wrapping_mul(self.queues_per_class)) >> 32;
-            self.data_base + (class * self.queues_per_class + within) as usize
+            self.data_queue_for(p.class, p.hash)
         };
         let out = &mut self.sw_ports[out_sp as usize];
         if let Err(reason) = self.switches[s]
@@ -899,6 +901,15 @@ impl Sim {
         let f = &self.flows[id.idx()];
         (&f.spec, f.sport, f.dport, f.finish)
     }
+    /// Payload bytes of flow `id` acknowledged so far (its size once finished, 0 before it starts).
+    pub fn flow_acked(&self, id: FlowId) -> u64 {
+        let f = &self.flows[id.idx()];
+        match (f.finish, f.slot) {
+            (Some(_), _) => f.spec.size.0,
+            (None, NO_SLOT) => 0,
+            (None, slot) => self.active[slot as usize].sender.snd_una(),
+        }
+    }
     /// Bytes transmitted on `port`'s link so far.
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.wires[port.idx()].tx_bytes
@@ -925,6 +936,21 @@ impl Sim {
     /// The data queue index of class `class`'s first queue at switch ports.
     pub fn data_queue(&self, class: u8) -> usize {
         self.data_base + class as usize * self.queues_per_class as usize
+    }
+
+    /// The switch queue a packet of class `class` and 5-tuple hash `hash` joins: its class's queues are shared
+    /// by hashing, i.e. stochastic fair queuing (McKenney 1990) when a class has several queues.
+    #[inline]
+    fn data_queue_for(&self, class: u8, hash: u32) -> usize {
+        let class = (class as u64).min(self.params.switch.classes as u64 - 1);
+        let within = (hash as u64 * self.queues_per_class) >> 32;
+        self.data_base + (class * self.queues_per_class + within) as usize
+    }
+
+    /// The switch queue flow `id`'s data packets join at every switch port.
+    pub fn flow_queue(&self, id: FlowId) -> usize {
+        let f = &self.flows[id.idx()];
+        self.data_queue_for(f.spec.class, f.hash as u32)
     }
 
     // ----------------------------------------------------------------------------------------------------

@@ -1,0 +1,434 @@
+//! The ideal flow completion time a measured FCT is divided by.
+//!
+//! BFC (NSDI'22, §6.2.1) reports "FCT normalized to the best possible FCT at link rate"; what "best possible"
+//! means differs between codebases, so [`Ideal`] offers three definitions:
+//!
+//! - [`Ideal::Exact`] (bfcsim's default): the exact completion time of the flow alone on an idle network, as
+//!   this simulator would produce it: the sender serializes every packet back to back on its NIC, every hop is
+//!   store-and-forward FIFO, each packet is serialized with [`Rate::tx_time`] (per packet, rounded up to a
+//!   picosecond), and the flow completes when the ACK of the last packet reaches the sender.
+//!   [`Ideal::ExactAckEvery`] is the same when the receiver acknowledges every packet, so that the last ACK may
+//!   queue behind earlier ones on a slow reverse path.
+//! - [`Ideal::BfcArtifact`]: the closed form of BFC's public artifact (`calculate_fct_slowdown.py`).
+//! - [`Ideal::Hpcc`]: HPCC's ns-3 `standalone_fct` (`third.cc`, `qp_finish`), in integer nanoseconds.
+//!
+//! # How [`Ideal::Exact`] is computed without a per-packet loop
+//!
+//! Number the packets `i = 1..n` and the hops `h = 0..H-1`; let `s(i,h)` be the serialization time of packet `i`
+//! on hop `h` and `d_h` the delay after hop `h`. Store-and-forward FIFO gives the departure recurrence
+//! `D(i,h) = max(D(i-1,h), D(i,h-1) + d_{h-1}) + s(i,h)` with every packet ready at time 0. In max-plus algebra
+//! its solution is the heaviest monotone lattice path from `(1,0)` to `(n,H-1)` (each step goes to the next
+//! packet on the same hop or to the next hop for the same packet), plus the delays, which every path crosses
+//! once each. All packets but the last have the same service time `p_h`, the last one `l_h`, so a path spends
+//! hops `0..=k` on packets `1..n-1` (best weight `Σ_{h≤k} p_h + (n-2)·max_{h≤k} p_h`) and hops `k..H` on
+//! packet `n` (weight `Σ_{h≥k} l_h`): the answer is the maximum over the `H` choices of `k`, O(hops).
+//!
+//! With per-packet ACKs, the ACK stream is another tandem of FIFO hops whose customers (all of service `u_k`)
+//! arrive when data packets arrive; the last ACK leaves the reverse path at
+//! `max_i [a_i + Σ u_k + (n-i)·max u_k]`, and since `a_i` is affine in `i` for `i < n`, only `i = 1`, `n-1`
+//! and `n` can attain the maximum.
+
+use bfcsim_core::{Bytes, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+/// One hop of a route: a link and what lies behind it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// Rate of the link's transmitter (the sender's NIC for the first hop).
+    pub rate: Rate,
+    /// Propagation delay of the link plus the processing delay of the switch it leads into (just the
+    /// propagation delay for the last hop, into the destination host).
+    pub delay: Time,
+}
+
+/// The route of a flow as the ideal-FCT formulas need it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathProfile {
+    /// Hops from the sender's NIC to the receiver, in order (at least one).
+    pub hops: Vec<Hop>,
+    /// Hops of the ACK from the receiver back to the sender (at least one). Only the sum of their delays
+    /// matters, so the reversed data path is exact for the ACK even when switch processing delays are non-zero.
+    pub ack_hops: Vec<Hop>,
+    /// Whether sender and receiver hang off the same ToR (used only by [`Ideal::BfcArtifact`]).
+    pub same_rack: bool,
+}
+
+impl PathProfile {
+    /// A path whose ACKs take the same links back; `same_rack` is set when the path has at most two hops
+    /// (host → ToR → host).
+    pub fn mirrored(hops: Vec<Hop>) -> PathProfile {
+        let ack_hops = hops.iter().rev().copied().collect();
+        let same_rack = hops.len() <= 2;
+        PathProfile {
+            hops,
+            ack_hops,
+            same_rack,
+        }
+    }
+}
+
+/// How a flow's payload becomes packets on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PacketFormat {
+    /// Payload bytes per full packet (the MTU payload).
+    pub payload: u64,
+    /// Header bytes added to every data packet on the wire.
+    pub header: u64,
+    /// Size of an ACK frame on the wire.
+    pub ack_size: u64,
+}
+
+impl Default for PacketFormat {
+    fn default() -> Self {
+        PacketFormat {
+            payload: 1000,
+            header: 48,
+            ack_size: 64,
+        }
+    }
+}
+
+impl PacketFormat {
+    /// Number of packets for `size` payload bytes: `ceil(size / payload)`, and 1 for an empty flow.
+    pub fn packets(&self, size: Bytes) -> u64 {
+        size.0.div_ceil(self.payload).max(1)
+    }
+
+    /// Wire size of a full packet.
+    pub fn full_wire(&self) -> Bytes {
+        Bytes(self.payload + self.header)
+    }
+
+    /// Wire size of the last packet of a `size`-byte flow: its payload remainder plus the header.
+    pub fn last_wire(&self, size: Bytes) -> Bytes {
+        let n = self.packets(size);
+        Bytes(size.0 - (n - 1) * self.payload + self.header)
+    }
+
+    /// Total bytes on the wire for the data of a `size`-byte flow.
+    pub fn total_wire(&self, size: Bytes) -> Bytes {
+        Bytes(size.0 + self.packets(size) * self.header)
+    }
+}
+
+/// A definition of the ideal (best possible) FCT; see the module documentation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ideal {
+    /// Exact FCT alone on an idle network; only the last packet's ACK is assumed on the reverse path.
+    #[default]
+    Exact,
+    /// Exact FCT alone on an idle network when every data packet is acknowledged.
+    ExactAckEvery,
+    /// BFC artifact: `np = floor(size/1000)+1`; same rack `4µs + t·(np+1)`, else `8µs + t·(np+3)`, where `t` is
+    /// the time of 1000 B at the first hop's (host link) rate (80 ns at 100 Gb/s).
+    BfcArtifact,
+    /// HPCC `standalone_fct`: `2·Σ delay + Σ_h payload·8/rate_h + total_wire·8/min_h rate_h`, each term
+    /// rounded down to whole nanoseconds as HPCC's integer arithmetic does.
+    Hpcc,
+}
+
+impl Ideal {
+    /// The ideal FCT of a `size`-byte flow on `path`.
+    ///
+    /// # Panics
+    /// If `path.hops` is empty or, for the exact variants, `path.ack_hops` is empty or `format.payload` is 0.
+    pub fn fct(self, path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+        assert!(!path.hops.is_empty(), "ideal FCT of a path without hops");
+        match self {
+            Ideal::Exact => exact_last_ack(path, format, size),
+            Ideal::ExactAckEvery => exact_every_ack(path, format, size),
+            Ideal::BfcArtifact => bfc_artifact(path, size),
+            Ideal::Hpcc => hpcc(path, format, size),
+        }
+    }
+}
+
+/// Sums and maxima of the data path that both exact variants need.
+struct DataPath {
+    /// Arrival of the last packet, entirely, at the receiver.
+    last_arrival: Time,
+    /// Arrival of packet 1 (for `n ≥ 2`).
+    first_arrival: Time,
+    /// Time between consecutive full-packet arrivals: the slowest hop's full-packet serialization.
+    full_gap: Time,
+    /// Number of packets.
+    n: u64,
+}
+
+fn data_path(path: &PathProfile, format: &PacketFormat, size: Bytes) -> DataPath {
+    assert!(format.payload > 0, "packet payload must be positive");
+    let n = format.packets(size);
+    let full = format.full_wire();
+    let last = format.last_wire(size);
+    let delays = path.hops.iter().fold(Time::ZERO, |acc, h| acc + h.delay);
+    let mut suffix_last: Time = path
+        .hops
+        .iter()
+        .fold(Time::ZERO, |acc, h| acc + h.rate.tx_time(last));
+    // With one packet the only path is along the last packet's row; otherwise maximize over the hop k where the
+    // path drops from packet n-1 to packet n.
+    let mut best = if n == 1 { suffix_last } else { Time::ZERO };
+    let (mut prefix_full, mut max_full) = (Time::ZERO, Time::ZERO);
+    for hop in &path.hops {
+        let p = hop.rate.tx_time(full);
+        prefix_full += p;
+        max_full = max_full.max(p);
+        if n >= 2 {
+            best = best.max(prefix_full + max_full * (n - 2) + suffix_last);
+            suffix_last = suffix_last - hop.rate.tx_time(last);
+        }
+    }
+    DataPath {
+        last_arrival: best + delays,
+        first_arrival: prefix_full + delays,
+        full_gap: max_full,
+        n,
+    }
+}
+
+fn ack_sums(path: &PathProfile, format: &PacketFormat) -> (Time, Time, Time) {
+    assert!(
+        !path.ack_hops.is_empty(),
+        "ideal FCT of a path without ACK hops"
+    );
+    let ack = Bytes(format.ack_size);
+    path.ack_hops.iter().fold(
+        (Time::ZERO, Time::ZERO, Time::ZERO),
+        |(tx, max, delay), h| {
+            let t = h.rate.tx_time(ack);
+            (tx + t, max.max(t), delay + h.delay)
+        },
+    )
+}
+
+fn exact_last_ack(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+    let data = data_path(path, format, size);
+    let (ack_tx, _, ack_delay) = ack_sums(path, format);
+    data.last_arrival + ack_tx + ack_delay
+}
+
+fn exact_every_ack(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+    let data = data_path(path, format, size);
+    let (ack_tx, ack_max, ack_delay) = ack_sums(path, format);
+    let mut leave = data.last_arrival + ack_tx;
+    if data.n >= 2 {
+        // ACK 1 and ACK n-1: arrivals a_i = first_arrival + (i-1)·full_gap, then n-i ACKs behind them.
+        let n = data.n;
+        let first = data.first_arrival + ack_tx + ack_max * (n - 1);
+        let before_last = data.first_arrival + data.full_gap * (n - 2) + ack_tx + ack_max;
+        leave = leave.max(first).max(before_last);
+    }
+    leave + ack_delay
+}
+
+fn bfc_artifact(path: &PathProfile, size: Bytes) -> Time {
+    let np = size.0 / 1000 + 1;
+    let per_packet = path.hops[0].rate.tx_time(Bytes(1000));
+    if path.same_rack {
+        Time::from_us(4) + per_packet * (np + 1)
+    } else {
+        Time::from_us(8) + per_packet * (np + 3)
+    }
+}
+
+fn hpcc(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+    const NS_BITS: u128 = 8 * 1_000_000_000;
+    let delay_ns: u128 = path.hops.iter().map(|h| h.delay.ns() as u128).sum();
+    let tx_ns: u128 = path
+        .hops
+        .iter()
+        .map(|h| format.payload as u128 * NS_BITS / h.rate.bps() as u128)
+        .sum();
+    let bottleneck = path.hops.iter().map(|h| h.rate.bps()).min().unwrap_or(1) as u128;
+    let total_wire = format.total_wire(size).0 as u128;
+    let ns = 2 * delay_ns + tx_ns + total_wire * NS_BITS / bottleneck;
+    Time::from_ns(u64::try_from(ns).expect("HPCC standalone FCT overflows"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Per-packet store-and-forward simulation of the same model, the reference [`Ideal::Exact`] must match.
+    fn brute_force(
+        path: &PathProfile,
+        format: &PacketFormat,
+        size: Bytes,
+        ack_every: bool,
+    ) -> Time {
+        let n = format.packets(size);
+        let mut departures = vec![Time::ZERO; path.hops.len()];
+        let mut arrivals = Vec::with_capacity(n as usize);
+        for i in 1..=n {
+            let wire = if i == n {
+                format.last_wire(size)
+            } else {
+                format.full_wire()
+            };
+            let mut ready = Time::ZERO;
+            for (h, hop) in path.hops.iter().enumerate() {
+                let start = ready.max(departures[h]);
+                departures[h] = start + hop.rate.tx_time(wire);
+                ready = departures[h] + hop.delay;
+            }
+            arrivals.push(ready);
+        }
+        let acks: Vec<Time> = if ack_every {
+            arrivals
+        } else {
+            vec![*arrivals.last().unwrap()]
+        };
+        let mut ack_departures = vec![Time::ZERO; path.ack_hops.len()];
+        let mut done = Time::ZERO;
+        for a in acks {
+            let mut ready = a;
+            for (h, hop) in path.ack_hops.iter().enumerate() {
+                let start = ready.max(ack_departures[h]);
+                ack_departures[h] = start + hop.rate.tx_time(Bytes(format.ack_size));
+                ready = ack_departures[h] + hop.delay;
+            }
+            done = ready;
+        }
+        done
+    }
+
+    fn fat_tree_path(hops: usize) -> PathProfile {
+        PathProfile::mirrored(vec![
+            Hop {
+                rate: Rate::gbps(100),
+                delay: Time::from_ns(1000)
+            };
+            hops
+        ])
+    }
+
+    #[test]
+    fn hpcc_matches_ns3_reference_output() {
+        // HPCC ns-3 output on a k=8 fat tree: 6 hops of 100 Gb/s and 1 µs, 1000 B payload, 48 B header.
+        let (path, fmt) = (fat_tree_path(6), PacketFormat::default());
+        assert_eq!(
+            Ideal::Hpcc.fct(&path, &fmt, Bytes(38884)),
+            Time::from_ns(15740)
+        );
+        assert_eq!(
+            Ideal::Hpcc.fct(&path, &fmt, Bytes(25521)),
+            Time::from_ns(14621)
+        );
+        // Same ToR pair: 2·2000 + 2·80 + floor(23641·8/100) = 6051 ns.
+        assert_eq!(
+            Ideal::Hpcc.fct(&fat_tree_path(2), &fmt, Bytes(22537)),
+            Time::from_ns(6051)
+        );
+    }
+
+    #[test]
+    fn bfc_artifact_closed_form() {
+        let fmt = PacketFormat::default();
+        // np = 2: 4 µs + 80 ns · 3 and 8 µs + 80 ns · 5.
+        assert_eq!(
+            Ideal::BfcArtifact.fct(&fat_tree_path(2), &fmt, Bytes(1500)),
+            Time::from_ns(4240)
+        );
+        assert_eq!(
+            Ideal::BfcArtifact.fct(&fat_tree_path(6), &fmt, Bytes(1500)),
+            Time::from_ns(8400)
+        );
+        // 1000 B is already two packets for the artifact (floor + 1).
+        assert_eq!(
+            Ideal::BfcArtifact.fct(&fat_tree_path(2), &fmt, Bytes(1000)),
+            Time::from_ns(4240)
+        );
+        let slow = PathProfile::mirrored(vec![
+            Hop {
+                rate: Rate::gbps(25),
+                delay: Time::from_ns(1000)
+            };
+            4
+        ]);
+        assert_eq!(
+            Ideal::BfcArtifact.fct(&slow, &fmt, Bytes(0)),
+            Time::from_ns(8000 + 320 * 4)
+        );
+    }
+
+    #[test]
+    fn exact_by_hand() {
+        // One 1000 B packet over 2 hops of 100 Gb/s, 1 µs each: 2·1048·80 ps + 2 µs, then a 64 B ACK back.
+        let path = fat_tree_path(2);
+        let fmt = PacketFormat::default();
+        let data = Time(2 * 83_840) + Time::from_us(2);
+        let ack = Time(2 * 5_120) + Time::from_us(2);
+        assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(1000)), data + ack);
+        // Three packets (1000, 1000, 1): the 49 B tail queues behind the second packet at the second hop.
+        let data = Time(3 * 83_840 + 3_920) + Time::from_us(2);
+        assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(2001)), data + ack);
+        // With every packet acknowledged, ACK 3 (sent 3.92 ns after ACK 2) waits 1.2 ns behind ACK 2.
+        assert_eq!(
+            Ideal::ExactAckEvery.fct(&path, &fmt, Bytes(2001)),
+            data + ack + Time(1_200)
+        );
+    }
+
+    #[test]
+    fn exact_handles_a_slow_middle_hop() {
+        let fast = Hop {
+            rate: Rate::gbps(100),
+            delay: Time::from_ns(500),
+        };
+        let slow = Hop {
+            rate: Rate::gbps(10),
+            delay: Time::from_ns(500),
+        };
+        let path = PathProfile::mirrored(vec![fast, slow, fast]);
+        let fmt = PacketFormat::default();
+        for size in [1, 999, 1000, 1001, 5_555, 100_000] {
+            for ideal in [Ideal::Exact, Ideal::ExactAckEvery] {
+                let every = ideal == Ideal::ExactAckEvery;
+                assert_eq!(
+                    ideal.fct(&path, &fmt, Bytes(size)),
+                    brute_force(&path, &fmt, Bytes(size), every)
+                );
+            }
+        }
+    }
+
+    fn hop_strategy() -> impl Strategy<Value = Hop> {
+        (
+            prop::sample::select(vec![10u64, 25, 40, 100, 400]),
+            0u64..3_000_000,
+        )
+            .prop_map(|(g, d)| Hop {
+                rate: Rate::gbps(g),
+                delay: Time(d),
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn exact_equals_per_packet_store_and_forward(
+            hops in prop::collection::vec(hop_strategy(), 1..=6),
+            ack_hops in prop::collection::vec(hop_strategy(), 1..=6),
+            mirrored in any::<bool>(),
+            size in prop_oneof![1u64..20_000, 1u64..3_000_000],
+            payload in 100u64..9_000,
+            header in 0u64..120,
+            ack_size in 1u64..200,
+        ) {
+            let path = if mirrored {
+                PathProfile::mirrored(hops)
+            } else {
+                PathProfile { hops, ack_hops, same_rack: false }
+            };
+            let fmt = PacketFormat { payload, header, ack_size };
+            prop_assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(size)), brute_force(&path, &fmt, Bytes(size), false));
+            prop_assert_eq!(
+                Ideal::ExactAckEvery.fct(&path, &fmt, Bytes(size)),
+                brute_force(&path, &fmt, Bytes(size), true)
+            );
+        }
+    }
+}

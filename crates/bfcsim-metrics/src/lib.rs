@@ -1,0 +1,34 @@
+//! What a bfcsim run measures, and the files it writes.
+//!
+//! - [`ideal`]: the ideal FCT a flow's FCT is normalized by (BFC §6.2.1: "FCT normalized to the best possible
+//!   FCT at link rate"): bfcsim's exact idle-network FCT, BFC's artifact formula (`calculate_fct_slowdown.py`)
+//!   or HPCC's `standalone_fct`.
+//! - [`record`]: one [`FlowRecord`] per flow, with its FCT and raw slowdown.
+//! - [`buckets`] and [`summary`]: slowdown statistics per flow-size bucket (BFC's packet-count buckets, HPCC's
+//!   equal-count groups from `analysis/fct_analysis.py`, or user edges), overall and for incast flows.
+//! - [`occupancy`], [`drops`], [`utilization`]: switch buffer occupancy histograms, drops by reason and link
+//!   utilization per link set.
+//! - [`output`]: `fct.csv`, HPCC's `fct.txt`, `summary.json` (all written atomically) and the console table.
+//!
+//! Times stay integer picoseconds throughout; floats appear only in reported statistics. The same records give
+//! byte-identical files.
+
+pub mod buckets;
+pub mod drops;
+pub mod ideal;
+pub mod occupancy;
+pub mod output;
+pub mod record;
+pub mod summary;
+pub mod utilization;
+
+pub use buckets::BucketScheme;
+pub use drops::DropCounts;
+pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
+pub use occupancy::{
+    BufferOccupancy, OccupancyHistogram, OccupancyReport, OccupancyStats, SwitchOccupancy,
+};
+pub use output::{render_table, write_atomic, write_fct_csv, write_hpcc_fct, write_summary_json};
+pub use record::FlowRecord;
+pub use summary::{BucketRow, SlowdownStats, Summary, SummaryConfig};
+pub use utilization::{LinkSetStats, LinkUsage, LinkUtilization};

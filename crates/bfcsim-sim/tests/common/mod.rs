@@ -1,0 +1,69 @@
+//! Helpers shared by the engine's integration tests.
+#![allow(dead_code)]
+
+use bfcsim_core::{Bytes, FlowSpec, NodeId, Time};
+use bfcsim_schemes::cc::{CcConfig, FixedConfig};
+use bfcsim_schemes::dctcp::DctcpConfig;
+use bfcsim_sim::{NicConfig, SimParams, SwitchConfig};
+
+pub fn params(cc: CcConfig) -> SimParams {
+    SimParams {
+        switch: SwitchConfig::default(),
+        nic: NicConfig::default(),
+        cc,
+        seed: 1,
+    }
+}
+
+pub fn dctcp() -> CcConfig {
+    CcConfig::Dctcp(DctcpConfig::default())
+}
+
+pub fn no_cc() -> CcConfig {
+    CcConfig::None(FixedConfig::default())
+}
+
+pub fn flow(src: u32, dst: u32, size: u64, start: Time) -> FlowSpec {
+    FlowSpec {
+        src: NodeId(src),
+        dst: NodeId(dst),
+        size: Bytes(size),
+        start,
+        class: 0,
+        incast: false,
+    }
+}
+
+/// Completion time of a lone flow computed packet by packet: store-and-forward FIFO at every hop, one ACK
+/// per data packet sent back the same way, completion when the last ACK is in. Independent of the engine and of
+/// the closed form in bfcsim-metrics.
+pub fn lone_flow_fct(
+    hops: &[(u64, u64)],
+    ack_hops: &[(u64, u64)],
+    size: u64,
+    payload: u64,
+    header: u64,
+    ack: u64,
+) -> u64 {
+    let tx = |bytes: u64, rate: u64| {
+        (bytes as u128 * 8 * 1_000_000_000_000).div_ceil(rate as u128) as u64
+    };
+    let n = size.div_ceil(payload);
+    let mut free = vec![0u64; hops.len()];
+    let mut ack_free = vec![0u64; ack_hops.len()];
+    let mut done = 0;
+    for i in 0..n {
+        let len = payload.min(size - i * payload) + header;
+        let mut t = 0;
+        for (h, &(rate, delay)) in hops.iter().enumerate() {
+            free[h] = t.max(free[h]) + tx(len, rate);
+            t = free[h] + delay;
+        }
+        for (h, &(rate, delay)) in ack_hops.iter().enumerate() {
+            ack_free[h] = t.max(ack_free[h]) + tx(ack, rate);
+            t = ack_free[h] + delay;
+        }
+        done = t;
+    }
+    done
+}

@@ -1,0 +1,44 @@
+//! Workloads for bfcsim: what is offered to the network, as a list of [`FlowSpec`]s.
+//!
+//! * [`cdf`]: flow-size distributions ([`SizeCdf`]) from HPCC, Homa, BFC and ns-2 CDF files, sampled by inverse
+//!   transform; [`builtin`](mod@builtin) embeds the reference files shipped in `data/`.
+//! * [`arrivals`]: Poisson and log-normal (BFC §6.2.1) inter-arrival gaps, in integer picoseconds.
+//! * [`load`]: the arrival rate that offers a target load on a set of links ([`LoadTarget`]).
+//! * [`endpoints`]: uniform and rack-local source/destination choice.
+//! * [`spec`] and [`generate`](mod@generate): the `[workload]` section of an experiment file and the flow list it
+//!   generates (a background stream plus incasts), deterministic from a master seed.
+//! * [`flowfile`]: importing HPCC's `flow.txt`.
+//!
+//! Typical use:
+//!
+//! ```no_run
+//! # use bfcsim_workload::*;
+//! # use bfcsim_core::NodeId;
+//! # fn run(spec: &WorkloadSpec, hosts: &[NodeId], racks: &[u32]) -> Result<(), WorkloadError> {
+//! let cdf = spec.size_cdf(std::path::Path::new("."))?;
+//! let basis = LoadBasis { capacity_bps: 6.4e12, background_crossings: 1.75, incast_crossings: 1.75 };
+//! let flows = generate(spec, &cdf, hosts, racks, &basis, 42)?;
+//! # Ok(()) }
+//! ```
+//!
+//! [`FlowSpec`]: bfcsim_core::FlowSpec
+
+pub mod arrivals;
+pub mod builtin;
+pub mod cdf;
+pub mod endpoints;
+mod error;
+pub mod flowfile;
+pub mod generate;
+pub mod load;
+pub mod spec;
+
+pub use arrivals::{Arrivals, GapSampler};
+pub use builtin::{BUILTINS, Builtin, builtin};
+pub use cdf::{CdfFormat, CdfOptions, GpdTail, Interpolation, SizeCdf, SizeUnit};
+pub use endpoints::Endpoints;
+pub use error::WorkloadError;
+pub use flowfile::{FlowFile, load_flow_file, parse_flow_file};
+pub use generate::{LoadBasis, Plan, generate, plan};
+pub use load::LoadTarget;
+pub use spec::{ArrivalKind, IncastArrival, IncastSpec, WorkloadSpec};
