@@ -6,9 +6,8 @@
 //! - [`Ideal::Exact`] (bfcsim's default): the exact completion time of the flow alone on an idle network, as
 //!   this simulator would produce it: the sender serializes every packet back to back on its NIC, every hop is
 //!   store-and-forward FIFO, each packet is serialized with [`Rate::tx_time`] (per packet, rounded up to a
-//!   picosecond), and the flow completes when the ACK of the last packet reaches the sender.
-//!   [`Ideal::ExactAckEvery`] is the same when the receiver acknowledges every packet, so that the last ACK may
-//!   queue behind earlier ones on a slow reverse path.
+//!   picosecond), the receiver acknowledges every `ack_every` packets and the last one, and the flow completes
+//!   when the last ACK reaches the sender (it may queue behind the ACK before it when the last packet is short).
 //! - [`Ideal::BfcArtifact`]: the closed form of BFC's public artifact (`calculate_fct_slowdown.py`).
 //! - [`Ideal::Hpcc`]: HPCC's ns-3 `standalone_fct` (`third.cc`, `qp_finish`), in integer nanoseconds.
 //!
@@ -23,10 +22,10 @@
 //! hops `0..=k` on packets `1..n-1` (best weight `Σ_{h≤k} p_h + (n-2)·max_{h≤k} p_h`) and hops `k..H` on
 //! packet `n` (weight `Σ_{h≥k} l_h`): the answer is the maximum over the `H` choices of `k`, O(hops).
 //!
-//! With per-packet ACKs, the ACK stream is another tandem of FIFO hops whose customers (all of service `u_k`)
-//! arrive when data packets arrive; the last ACK leaves the reverse path at
-//! `max_i [a_i + Σ u_k + (n-i)·max u_k]`, and since `a_i` is affine in `i` for `i < n`, only `i = 1`, `n-1`
-//! and `n` can attain the maximum.
+//! The ACK stream is another tandem of FIFO hops whose customers (all of service `u_k`) are the ACKs of packets
+//! `N, 2N, .., mN` (`m = ⌊(n-1)/N⌋` for `ack_every = N`) and of packet `n`; the last ACK leaves the reverse
+//! path at `max_j [a_{jN} + Σ u_k + (m-j+1)·max u_k]` or `a_n + Σ u_k`, and since `a_i` is affine in `i` for
+//! `i < n`, only `j = 1` and `j = m` can attain the maximum.
 
 use bfcsim_core::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -77,6 +76,8 @@ pub struct PacketFormat {
     pub header: u64,
     /// Size of an ACK frame on the wire.
     pub ack_size: u64,
+    /// The receiver acknowledges every this many packets, and always the last one.
+    pub ack_every: u64,
 }
 
 impl Default for PacketFormat {
@@ -85,6 +86,7 @@ impl Default for PacketFormat {
             payload: 1000,
             header: 48,
             ack_size: 64,
+            ack_every: 1,
         }
     }
 }
@@ -116,11 +118,9 @@ impl PacketFormat {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Ideal {
-    /// Exact FCT alone on an idle network; only the last packet's ACK is assumed on the reverse path.
+    /// Exact FCT alone on an idle network, with the receiver's ACKs every `ack_every` packets.
     #[default]
     Exact,
-    /// Exact FCT alone on an idle network when every data packet is acknowledged.
-    ExactAckEvery,
     /// BFC artifact: `np = floor(size/1000)+1`; same rack `4µs + t·(np+1)`, else `8µs + t·(np+3)`, where `t` is
     /// the time of 1000 B at the first hop's (host link) rate (80 ns at 100 Gb/s).
     BfcArtifact,
@@ -137,8 +137,7 @@ impl Ideal {
     pub fn fct(self, path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
         assert!(!path.hops.is_empty(), "ideal FCT of a path without hops");
         match self {
-            Ideal::Exact => exact_last_ack(path, format, size),
-            Ideal::ExactAckEvery => exact_every_ack(path, format, size),
+            Ideal::Exact => exact(path, format, size),
             Ideal::BfcArtifact => bfc_artifact(path, size),
             Ideal::Hpcc => hpcc(path, format, size),
         }
@@ -203,22 +202,19 @@ fn ack_sums(path: &PathProfile, format: &PacketFormat) -> (Time, Time, Time) {
     )
 }
 
-fn exact_last_ack(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
-    let data = data_path(path, format, size);
-    let (ack_tx, _, ack_delay) = ack_sums(path, format);
-    data.last_arrival + ack_tx + ack_delay
-}
-
-fn exact_every_ack(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+fn exact(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
     let data = data_path(path, format, size);
     let (ack_tx, ack_max, ack_delay) = ack_sums(path, format);
     let mut leave = data.last_arrival + ack_tx;
-    if data.n >= 2 {
-        // ACK 1 and ACK n-1: arrivals a_i = first_arrival + (i-1)·full_gap, then n-i ACKs behind them.
-        let n = data.n;
-        let first = data.first_arrival + ack_tx + ack_max * (n - 1);
-        let before_last = data.first_arrival + data.full_gap * (n - 2) + ack_tx + ack_max;
-        leave = leave.max(first).max(before_last);
+    let every = format.ack_every.max(1);
+    let m = (data.n - 1) / every;
+    if m >= 1 {
+        // ACK j is sent when packet j·N arrives, at first_arrival + (j·N - 1)·full_gap; the ACKs j..m and the
+        // last one queue behind each other at the reverse path's slowest hop.
+        let ack_at = |j: u64| {
+            data.first_arrival + data.full_gap * (j * every - 1) + ack_tx + ack_max * (m - j + 1)
+        };
+        leave = leave.max(ack_at(1)).max(ack_at(m));
     }
     leave + ack_delay
 }
@@ -253,12 +249,7 @@ mod tests {
     use proptest::prelude::*;
 
     /// Per-packet store-and-forward simulation of the same model, the reference [`Ideal::Exact`] must match.
-    fn brute_force(
-        path: &PathProfile,
-        format: &PacketFormat,
-        size: Bytes,
-        ack_every: bool,
-    ) -> Time {
+    fn brute_force(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
         let n = format.packets(size);
         let mut departures = vec![Time::ZERO; path.hops.len()];
         let mut arrivals = Vec::with_capacity(n as usize);
@@ -276,11 +267,13 @@ mod tests {
             }
             arrivals.push(ready);
         }
-        let acks: Vec<Time> = if ack_every {
-            arrivals
-        } else {
-            vec![*arrivals.last().unwrap()]
-        };
+        let every = format.ack_every as usize;
+        let acks: Vec<Time> = arrivals
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (i + 1) % every == 0 || i + 1 == arrivals.len())
+            .map(|(_, &a)| a)
+            .collect();
         let mut ack_departures = vec![Time::ZERO; path.ack_hops.len()];
         let mut done = Time::ZERO;
         for a in acks {
@@ -362,14 +355,19 @@ mod tests {
         let data = Time(2 * 83_840) + Time::from_us(2);
         let ack = Time(2 * 5_120) + Time::from_us(2);
         assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(1000)), data + ack);
-        // Three packets (1000, 1000, 1): the 49 B tail queues behind the second packet at the second hop.
+        // Three packets (1000, 1000, 1): the 49 B tail queues behind the second packet at the second hop, and
+        // its ACK (sent 3.92 ns after ACK 2) waits 1.2 ns behind ACK 2.
         let data = Time(3 * 83_840 + 3_920) + Time::from_us(2);
-        assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(2001)), data + ack);
-        // With every packet acknowledged, ACK 3 (sent 3.92 ns after ACK 2) waits 1.2 ns behind ACK 2.
         assert_eq!(
-            Ideal::ExactAckEvery.fct(&path, &fmt, Bytes(2001)),
+            Ideal::Exact.fct(&path, &fmt, Bytes(2001)),
             data + ack + Time(1_200)
         );
+        // Acknowledging every 4th packet, only the last packet's ACK is sent.
+        let fmt4 = PacketFormat {
+            ack_every: 4,
+            ..fmt
+        };
+        assert_eq!(Ideal::Exact.fct(&path, &fmt4, Bytes(2001)), data + ack);
     }
 
     #[test]
@@ -385,11 +383,11 @@ mod tests {
         let path = PathProfile::mirrored(vec![fast, slow, fast]);
         let fmt = PacketFormat::default();
         for size in [1, 999, 1000, 1001, 5_555, 100_000] {
-            for ideal in [Ideal::Exact, Ideal::ExactAckEvery] {
-                let every = ideal == Ideal::ExactAckEvery;
+            for ack_every in [1, 2, 3, 64] {
+                let fmt = PacketFormat { ack_every, ..fmt };
                 assert_eq!(
-                    ideal.fct(&path, &fmt, Bytes(size)),
-                    brute_force(&path, &fmt, Bytes(size), every)
+                    Ideal::Exact.fct(&path, &fmt, Bytes(size)),
+                    brute_force(&path, &fmt, Bytes(size))
                 );
             }
         }
@@ -417,18 +415,15 @@ mod tests {
             payload in 100u64..9_000,
             header in 0u64..120,
             ack_size in 1u64..200,
+            ack_every in prop_oneof![Just(1u64), 1u64..300],
         ) {
             let path = if mirrored {
                 PathProfile::mirrored(hops)
             } else {
                 PathProfile { hops, ack_hops, same_rack: false }
             };
-            let fmt = PacketFormat { payload, header, ack_size };
-            prop_assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(size)), brute_force(&path, &fmt, Bytes(size), false));
-            prop_assert_eq!(
-                Ideal::ExactAckEvery.fct(&path, &fmt, Bytes(size)),
-                brute_force(&path, &fmt, Bytes(size), true)
-            );
+            let fmt = PacketFormat { payload, header, ack_size, ack_every };
+            prop_assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(size)), brute_force(&path, &fmt, Bytes(size)));
         }
     }
 }

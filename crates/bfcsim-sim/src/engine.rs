@@ -914,6 +914,10 @@ impl Sim {
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.wires[port.idx()].tx_bytes
     }
+    /// The most packets that were alive at once (NICs, queues and wires).
+    pub fn peak_packets(&self) -> usize {
+        self.packets.high_water()
+    }
     /// Number of switches.
     pub fn switch_count(&self) -> usize {
         self.switches.len()

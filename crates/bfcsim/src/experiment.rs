@@ -1,0 +1,396 @@
+//! Experiment files: one TOML file says what to simulate (topology, switch, NIC, scheme, workload, metrics),
+//! every field optional except the workload, with CLOS-128's defaults (BFC §6.2.1). `--set KEY=VALUE`
+//! overrides any field by its dotted path.
+//!
+//! ```toml
+//! name = "clos128-google-dctcp"
+//! seed = 1
+//! [topology]              # kind = leaf-spine | fat-tree | star | dumbbell | hpcc (file = "topology.txt")
+//! kind = "leaf-spine"
+//! [switch]
+//! buffer = "12MB"
+//! [scheme]
+//! name = "dctcp"
+//! [workload]
+//! cdf = "google"
+//! arrivals = "lognormal"
+//! load = 0.6
+//! load_on = "core"
+//! duration = "5ms"
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use bfcsim_core::{InputError, Rate, Time};
+use bfcsim_metrics::{BucketScheme, Ideal, PacketFormat};
+use bfcsim_net::Topology;
+use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Star};
+use bfcsim_net::import::read_hpcc_topology;
+use bfcsim_schemes::cc::CcConfig;
+use bfcsim_schemes::dctcp::DctcpConfig;
+use bfcsim_sim::{NicConfig, SwitchConfig};
+use bfcsim_workload::WorkloadSpec;
+use serde::{Deserialize, Serialize};
+
+/// A whole experiment.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// A name for the run (the default output directory is `out/<name>`).
+    #[serde(default = "default_name")]
+    pub name: String,
+    /// Master seed of every random stream.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The fabric.
+    #[serde(default)]
+    pub topology: TopologyConfig,
+    /// The switch model.
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// The NICs.
+    #[serde(default)]
+    pub nic: NicConfig,
+    /// The end-to-end scheme (`name` selects it; the other keys are its parameters).
+    #[serde(default = "default_scheme")]
+    pub scheme: CcConfig,
+    /// A synthetic workload ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadSpec>,
+    /// ... or an HPCC `flow.txt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<FlowsConfig>,
+    /// How long to run and what to sample.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// How to report.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+fn default_name() -> String {
+    "experiment".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_scheme() -> CcConfig {
+    CcConfig::Dctcp(DctcpConfig::default())
+}
+
+/// Which fabric to build.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum TopologyConfig {
+    /// Two-tier Clos (CLOS-128 by default).
+    LeafSpine(LeafSpine),
+    /// Three-tier fat-tree: `k` for the k-ary one, or explicit counts.
+    FatTree(FatTreeConfig),
+    /// Hosts on one switch.
+    Star(Star),
+    /// Two switches joined by one bottleneck.
+    Dumbbell(Dumbbell),
+    /// HPCC ns-3's `topology.txt`.
+    Hpcc {
+        /// Path, relative to the experiment file.
+        file: PathBuf,
+    },
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig::LeafSpine(LeafSpine::default())
+    }
+}
+
+/// A fat-tree given as `k` (k-ary) or by explicit counts (see [`FatTree`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTreeConfig {
+    /// k of a k-ary fat-tree; the explicit counts below override its values.
+    pub k: Option<u32>,
+    /// Pods.
+    pub pods: Option<u32>,
+    /// ToRs per pod.
+    pub tors_per_pod: Option<u32>,
+    /// Aggregation switches per pod.
+    pub aggs_per_pod: Option<u32>,
+    /// Core switches.
+    pub cores: Option<u32>,
+    /// Hosts per ToR.
+    pub hosts_per_tor: Option<u32>,
+    /// Parallel ToR–aggregation links.
+    pub tor_agg_links: Option<u32>,
+    /// Parallel aggregation–core links.
+    pub agg_core_links: Option<u32>,
+    /// Link rate (100 Gb/s).
+    pub rate: Option<Rate>,
+    /// Link delay (1 µs).
+    pub delay: Option<Time>,
+}
+
+impl FatTreeConfig {
+    fn resolve(&self) -> Result<FatTree, String> {
+        let mut ft = match self.k {
+            Some(k) if k >= 2 && k % 2 == 0 => FatTree::k_ary(k),
+            Some(k) => return Err(format!("topology.k = {k} must be an even number >= 2")),
+            None => {
+                let need =
+                    |v: Option<u32>, name: &str| v.ok_or(format!("topology: give `k` or `{name}`"));
+                FatTree {
+                    pods: need(self.pods, "pods")?,
+                    tors_per_pod: need(self.tors_per_pod, "tors_per_pod")?,
+                    aggs_per_pod: need(self.aggs_per_pod, "aggs_per_pod")?,
+                    cores: need(self.cores, "cores")?,
+                    hosts_per_tor: need(self.hosts_per_tor, "hosts_per_tor")?,
+                    ..FatTree::k_ary(2)
+                }
+            }
+        };
+        let set = |dst: &mut u32, v: Option<u32>| {
+            if let Some(v) = v {
+                *dst = v;
+            }
+        };
+        set(&mut ft.pods, self.pods);
+        set(&mut ft.tors_per_pod, self.tors_per_pod);
+        set(&mut ft.aggs_per_pod, self.aggs_per_pod);
+        set(&mut ft.cores, self.cores);
+        set(&mut ft.hosts_per_tor, self.hosts_per_tor);
+        set(&mut ft.tor_agg_links, self.tor_agg_links);
+        set(&mut ft.agg_core_links, self.agg_core_links);
+        ft.rate = self.rate.unwrap_or(ft.rate);
+        ft.delay = self.delay.unwrap_or(ft.delay);
+        Ok(ft)
+    }
+}
+
+impl TopologyConfig {
+    /// Builds (or reads) the topology; relative paths are resolved against `base`.
+    pub fn build(&self, base: &Path) -> Result<Topology, String> {
+        match self {
+            TopologyConfig::LeafSpine(t) => t.build(),
+            TopologyConfig::FatTree(t) => t.resolve()?.build(),
+            TopologyConfig::Star(t) => t.build(),
+            TopologyConfig::Dumbbell(t) => t.build(),
+            TopologyConfig::Hpcc { file } => {
+                read_hpcc_topology(&base.join(file)).map_err(|e| e.to_string())
+            }
+        }
+        .map_err(|e| format!("topology: {e}"))
+    }
+}
+
+/// Flows read from an HPCC `flow.txt`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsConfig {
+    /// Path, relative to the experiment file.
+    pub file: PathBuf,
+}
+
+/// Run control.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Stop at this simulated time even if flows remain (they are reported unfinished). Default: one second
+    /// after the last flow starts.
+    pub max_time: Option<Time>,
+    /// Interval at which switch buffer occupancy is sampled.
+    pub sample_interval: Time,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            max_time: None,
+            sample_interval: Time::from_us(10),
+        }
+    }
+}
+
+/// What the summary reports.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// The ideal FCT slowdowns divide by: `exact` (alone on the idle network, slowdown 1 for a lone flow),
+    /// `bfc_artifact` or `hpcc` (GUIDE §2 and §6).
+    pub ideal: Ideal,
+    /// Size buckets of the table: BFC's (`bfc_google`, `bfc_hadoop`), `{ equal_count = { n = 20 } }` or edges.
+    pub buckets: BucketScheme,
+    /// Clamp slowdowns below 1 to 1 (HPCC's analysis script does).
+    pub clamp_slowdown: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            ideal: Ideal::Exact,
+            buckets: BucketScheme::BfcGoogle,
+            clamp_slowdown: false,
+        }
+    }
+}
+
+impl ExperimentConfig {
+    /// The packet format the ideal FCT assumes, from the NIC configuration.
+    pub fn packet_format(&self) -> PacketFormat {
+        PacketFormat {
+            payload: self.nic.payload as u64,
+            header: self.nic.header as u64,
+            ack_size: self.nic.ack_size as u64,
+            ack_every: self.nic.transport.ack_every as u64,
+        }
+    }
+}
+
+/// Converts a byte offset in `text` to a 1-based line number.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Parses an experiment from TOML text, applying `overrides` (`KEY=VALUE`, dotted keys). Errors name the file
+/// and line, or the override.
+pub fn parse_experiment(
+    file: &Path,
+    text: &str,
+    overrides: &[String],
+) -> Result<ExperimentConfig, InputError> {
+    let toml_error = |e: toml::de::Error| match e.span() {
+        Some(span) => InputError::at(
+            file,
+            line_of(text, span.start),
+            e.message().trim().to_string(),
+        ),
+        None => InputError::file(file, e.message().trim().to_string()),
+    };
+    // First from the text itself, so that mistakes in the file are reported with their line.
+    let mut table: toml::Table = toml::from_str(text).map_err(toml_error)?;
+    let _: ExperimentConfig = toml::from_str(text).map_err(toml_error)?;
+    for o in overrides {
+        apply_override(&mut table, o)
+            .map_err(|m| InputError::file(file, format!("--set {o}: {m}")))?;
+    }
+    let config: ExperimentConfig = ExperimentConfig::deserialize(toml::Value::Table(table))
+        .map_err(|e| {
+            InputError::file(
+                file,
+                format!("after --set overrides: {}", e.message().trim()),
+            )
+        })?;
+    validate(&config).map_err(|m| InputError::file(file, m))?;
+    Ok(config)
+}
+
+/// Reads an experiment file.
+pub fn load_experiment(path: &Path, overrides: &[String]) -> Result<ExperimentConfig, InputError> {
+    parse_experiment(path, &bfcsim_core::input::read_to_string(path)?, overrides)
+}
+
+fn validate(c: &ExperimentConfig) -> Result<(), String> {
+    c.switch.validate()?;
+    c.nic.validate()?;
+    c.scheme.validate()?;
+    match (&c.workload, &c.flows) {
+        (None, None) => Err("give a [workload] or a [flows] file".into()),
+        (Some(_), Some(_)) => Err("give either a [workload] or a [flows] file, not both".into()),
+        _ => Ok(()),
+    }
+}
+
+/// Sets `key` (dotted) to `value` in `table`. The value is read as TOML (`0.5`, `true`, `"12MB"`), or as a bare
+/// string when it is not valid TOML (`12MB`, `dctcp`).
+pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), String> {
+    let (key, value) = assignment.split_once('=').ok_or("expected KEY=VALUE")?;
+    let (key, value) = (key.trim(), value.trim());
+    let parsed: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("`{key}` is not a dotted key"));
+    }
+    let mut cur = table;
+    for part in &parts[..parts.len() - 1] {
+        let entry = cur
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        cur = entry
+            .as_table_mut()
+            .ok_or(format!("`{part}` is not a table"))?;
+    }
+    cur.insert(parts[parts.len() - 1].to_string(), parsed);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str =
+        "[workload]\ncdf = \"google\"\nload = 0.5\nload_on = \"core\"\nduration = \"1ms\"\n";
+
+    #[test]
+    fn defaults_are_clos128_with_dctcp() {
+        let c = parse_experiment(Path::new("e.toml"), MINIMAL, &[]).unwrap();
+        assert!(
+            matches!(c.topology, TopologyConfig::LeafSpine(ref l) if l.tors == 8 && l.spines == 8)
+        );
+        assert_eq!(c.switch.buffer, bfcsim_core::Bytes(12_000_000));
+        assert_eq!(c.scheme.name(), "dctcp");
+    }
+
+    #[test]
+    fn overrides_set_nested_keys() {
+        let o = [
+            "switch.buffer=6MB".to_string(),
+            "workload.load=0.3".into(),
+            "scheme.name=none".into(),
+        ];
+        let c = parse_experiment(Path::new("e.toml"), MINIMAL, &o).unwrap();
+        assert_eq!(c.switch.buffer, bfcsim_core::Bytes(6_000_000));
+        assert_eq!(c.workload.unwrap().load, 0.3);
+        assert_eq!(c.scheme.name(), "none");
+    }
+
+    #[test]
+    fn malformed_experiments_name_the_line() {
+        let cases = [
+            ("[switch]\nbuffer = 12\n", "e.toml:2:"),
+            (
+                "[switch]\nbufer = \"12MB\"\n",
+                "e.toml:2: unknown field `bufer`",
+            ),
+            (
+                "[scheme]\nname = \"tcp-reno\"\n",
+                "e.toml:2: unknown variant `tcp-reno`",
+            ),
+            (
+                "[topology]\nkind = \"leaf-spine\"\ntors = -1\n",
+                "e.toml:3:",
+            ),
+            ("seed = \n", "e.toml:1:"),
+            (
+                "[switch]\nqueues_per_port = 0\n[flows]\nfile = \"f\"\n",
+                "queues_per_port = 0",
+            ),
+            ("name = \"x\"\n", "give a [workload]"),
+        ];
+        for (text, want) in cases {
+            let msg = parse_experiment(Path::new("e.toml"), text, &[])
+                .unwrap_err()
+                .to_string();
+            assert!(msg.contains(want), "{text:?}: got `{msg}`, want `{want}`");
+        }
+        let bad = parse_experiment(Path::new("e.toml"), MINIMAL, &["switch.alpha=-1".into()])
+            .unwrap_err();
+        assert!(bad.to_string().contains("switch.alpha = -1"), "{bad}");
+        let bad = parse_experiment(Path::new("e.toml"), MINIMAL, &["novalue".into()]).unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains("--set novalue: expected KEY=VALUE"),
+            "{bad}"
+        );
+    }
+}

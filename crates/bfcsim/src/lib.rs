@@ -1,0 +1,8 @@
+//! bfcsim's top layer (GUIDE §3.1): experiment files, the runner that connects a workload, the engine and the
+//! metrics, and the command line. `bfcsim run EXPERIMENT.toml` is [`experiment::ExperimentConfig`] +
+//! [`runner::run`].
+
+pub mod bench;
+pub mod experiment;
+pub mod load;
+pub mod runner;

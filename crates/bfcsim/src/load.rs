@@ -1,0 +1,108 @@
+//! Resolving a workload's `load_on` link set into a [`LoadBasis`]: the set's capacity and the expected number
+//! of its links a flow crosses, so that "X% load on the core links" (BFC §6.2.1) means X% average utilization
+//! of those links.
+
+use bfcsim_core::NodeId;
+use bfcsim_net::routing::Routes;
+use bfcsim_net::{LinkSet, Topology};
+use bfcsim_workload::LoadBasis;
+
+/// Expected number of links of `set` on the path from every node to host `dst`, with ECMP spreading flows
+/// evenly over equal-cost next hops.
+fn crossings_to(topo: &Topology, routes: &Routes, in_set: &[bool], dst: u32) -> Vec<f64> {
+    let n = topo.nodes.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    // Nodes nearer the destination first, so each node's next hops are already known.
+    order.sort_by_key(|&v| routes.distance(NodeId::from_idx(v), dst));
+    let mut e = vec![0.0; n];
+    for v in order {
+        let hops = routes.next_hops(NodeId::from_idx(v), dst);
+        if hops.is_empty() {
+            continue;
+        }
+        let sum: f64 = hops
+            .iter()
+            .map(|&p| f64::from(u8::from(in_set[p.idx()])) + e[topo.peer_node(p).idx()])
+            .sum();
+        e[v] = sum / hops.len() as f64;
+    }
+    e
+}
+
+/// The load basis of `set`: capacity of its directed links, expected crossings of a background flow (uniform
+/// all-to-all, or rack-local with probability `locality`) and of an incast flow (uniform).
+pub fn load_basis(
+    topo: &Topology,
+    routes: &Routes,
+    set: &LinkSet,
+    locality: Option<f64>,
+) -> Result<LoadBasis, String> {
+    let ports = topo.ports_in_set(set);
+    if ports.is_empty() {
+        return Err(format!(
+            "workload.load_on: the topology has no {set:?} links"
+        ));
+    }
+    let capacity_bps: f64 = ports
+        .iter()
+        .map(|&p| topo.link_of(p).rate.bps() as f64)
+        .sum();
+    let mut in_set = vec![false; topo.ports.len()];
+    for p in ports {
+        in_set[p.idx()] = true;
+    }
+    let hosts = &topo.hosts;
+    let racks = topo.racks();
+    let (mut all, mut local, mut remote) = ((0.0, 0u64), (0.0, 0u64), (0.0, 0u64));
+    for d in 0..hosts.len() as u32 {
+        let e = crossings_to(topo, routes, &in_set, d);
+        for (s, &h) in hosts.iter().enumerate() {
+            if s as u32 == d {
+                continue;
+            }
+            let x = e[h.idx()];
+            all = (all.0 + x, all.1 + 1);
+            if racks[s] == racks[d as usize] {
+                local = (local.0 + x, local.1 + 1);
+            } else {
+                remote = (remote.0 + x, remote.1 + 1);
+            }
+        }
+    }
+    let mean = |(sum, n): (f64, u64)| if n == 0 { 0.0 } else { sum / n as f64 };
+    let uniform = mean(all);
+    let background = match locality {
+        None => uniform,
+        Some(p) => p * mean(local) + (1.0 - p) * mean(remote),
+    };
+    if background <= 0.0 {
+        return Err(format!(
+            "workload.load_on: flows never cross the {set:?} links, so no load can be put on them"
+        ));
+    }
+    Ok(LoadBasis {
+        capacity_bps,
+        background_crossings: background,
+        incast_crossings: uniform,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bfcsim_net::build::{Build, LeafSpine};
+
+    #[test]
+    fn clos128_core_crossings() {
+        let t = LeafSpine::default().build().unwrap();
+        let r = Routes::new(&t).unwrap();
+        let b = load_basis(&t, &r, &LinkSet::Core, None).unwrap();
+        assert_eq!(b.capacity_bps, 128.0 * 100e9);
+        // A uniform pair crosses racks with probability 112/127, and then two core links.
+        assert!((b.background_crossings - 2.0 * 112.0 / 127.0).abs() < 1e-12);
+        let h = load_basis(&t, &r, &LinkSet::Host, None).unwrap();
+        assert!((h.background_crossings - 2.0).abs() < 1e-12);
+        let local = load_basis(&t, &r, &LinkSet::Core, Some(1.0)).unwrap_err();
+        assert!(local.contains("never cross"));
+    }
+}

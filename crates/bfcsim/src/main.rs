@@ -1,0 +1,210 @@
+//! The `bfcsim` command line: `run`, `replay`, `bench` and `schemes`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use bfcsim::experiment::{
+    ExperimentConfig, FlowsConfig, TopologyConfig, apply_override, load_experiment,
+};
+use bfcsim::runner::{prepare, simulate, write_outputs};
+use bfcsim_metrics::render_table;
+use bfcsim_sim::Sim;
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+#[derive(Parser)]
+#[command(
+    name = "bfcsim",
+    version,
+    about = "Packet-level simulator of datacenter networks and Backpressure Flow Control"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run an experiment file.
+    Run {
+        /// The experiment (TOML).
+        experiment: PathBuf,
+        /// Override a field: `--set switch.buffer=6MB`, `--set workload.load=0.5`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Master seed (overrides the file's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Output directory (default `out/<name>`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Replay HPCC ns-3 inputs (`topology.txt`, `flow.txt`) under a scheme, with CLOS-128's switch defaults.
+    Replay {
+        /// HPCC `topology.txt`.
+        #[arg(long)]
+        topology: PathBuf,
+        /// HPCC `flow.txt`.
+        #[arg(long)]
+        flows: PathBuf,
+        /// Scheme name (see `bfcsim schemes`).
+        #[arg(long, default_value = "dctcp")]
+        scheme: String,
+        /// Override a field, as for `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Master seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Measure simulator speed on the reference scenarios (events/s, packet-hops/s, wall time, peak memory).
+    Bench {
+        /// Simulated arrival window of the CLOS-128 scenario.
+        #[arg(long, default_value = "10ms")]
+        duration: String,
+        /// Also run the fabric-scaling memory check (CLOS-128 and a fabric twice its size).
+        #[arg(long)]
+        scaling: bool,
+    },
+    /// List every scheme with its parameters and defaults.
+    Schemes,
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode, String> {
+    match Cli::parse().command {
+        Command::Run {
+            experiment,
+            set,
+            seed,
+            out,
+        } => {
+            let mut config = load_experiment(&experiment, &set).map_err(|e| e.to_string())?;
+            if let Some(seed) = seed {
+                config.seed = seed;
+            }
+            let base = experiment.parent().unwrap_or(Path::new(".")).to_path_buf();
+            let out = out.unwrap_or_else(|| Path::new("out").join(&config.name));
+            execute(&config, &base, &out)
+        }
+        Command::Replay {
+            topology,
+            flows,
+            scheme,
+            set,
+            seed,
+            out,
+        } => {
+            let mut table = toml::Table::new();
+            for o in std::iter::once(format!("scheme.name={scheme}")).chain(set) {
+                apply_override(&mut table, &o).map_err(|e| format!("--set {o}: {e}"))?;
+            }
+            table.insert("name".into(), toml::Value::String("replay".into()));
+            let mut config: ExperimentConfig =
+                serde::Deserialize::deserialize(toml::Value::Table(table))
+                    .map_err(|e: toml::de::Error| e.message().to_string())?;
+            config.seed = seed;
+            config.topology = TopologyConfig::Hpcc { file: topology };
+            config.flows = Some(FlowsConfig { file: flows });
+            config.switch.validate()?;
+            config.nic.validate()?;
+            config.scheme.validate()?;
+            execute(&config, Path::new("."), &out)
+        }
+        Command::Bench { duration, scaling } => {
+            bfcsim::bench::run(&duration, scaling).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Schemes => {
+            for s in bfcsim_schemes::catalog::catalog() {
+                println!("{:<12} {}", s.name, s.summary);
+                for (k, v) in &s.params {
+                    println!("    {k:<18} = {v}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCode, String> {
+    let prepared = prepare(config, base)?;
+    let plan = prepared.plan.clone();
+    let flows = prepared.flows.len();
+    eprintln!(
+        "bfcsim {}: {} hosts, {} switches, {} flows, scheme {}",
+        config.name,
+        prepared.topology.hosts.len(),
+        prepared.topology.switch_count(),
+        flows,
+        config.scheme.name()
+    );
+    if let Some(p) = &plan {
+        eprintln!("offered: {p}");
+    }
+    let bar = progress_bar(flows);
+    let started = Instant::now();
+    let outcome = simulate(config, prepared, |sim: &Sim| {
+        if let Some(bar) = &bar {
+            let c = sim.counters();
+            let secs = started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_position(sim.flows_done() as u64);
+            bar.set_message(format!(
+                "t = {} | {:.1} M events/s",
+                sim.now(),
+                c.events as f64 / secs / 1e6
+            ));
+        }
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    write_outputs(out, config, plan.as_deref(), &outcome)
+        .map_err(|e| format!("writing {}: {e}", out.display()))?;
+    println!("{}", render_table(&outcome.summary));
+    let c = &outcome.counters;
+    println!(
+        "simulated {} in {:.2} s: {} events ({:.2} M/s), {} packet-hops ({:.2} M/s); outputs in {}",
+        outcome.end,
+        outcome.wall_secs,
+        c.events,
+        c.events as f64 / outcome.wall_secs / 1e6,
+        c.hops,
+        c.hops as f64 / outcome.wall_secs / 1e6,
+        out.display()
+    );
+    if !outcome.violations.is_empty() {
+        eprintln!("error: the run violated its invariants:");
+        for v in &outcome.violations {
+            eprintln!("  {v}");
+        }
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn progress_bar(flows: usize) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(flows as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} flows {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    Some(bar)
+}
