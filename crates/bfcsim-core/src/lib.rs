@@ -19,7 +19,7 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
-pub use event::EventQueue;
+pub use event::{EventBits, EventQueue};
 pub use flow::FlowSpec;
 pub use ids::{FlowId, LinkId, NodeId, PacketId, PortId};
 pub use input::InputError;

@@ -109,6 +109,12 @@ impl Rate {
         Time(bits_ps.div_ceil(self.0 as u128) as u64)
     }
 
+    /// Serialization time of one byte, when it is a whole number of picoseconds (true of every rate that
+    /// divides 8·10¹² b/s); [`Rate::tx_time`] is then a multiplication.
+    pub fn ps_per_byte(self) -> Option<u64> {
+        (8_000_000_000_000 % self.0 == 0).then(|| 8_000_000_000_000 / self.0)
+    }
+
     /// Bytes this rate carries in `t` (rounded down), for bandwidth-delay products.
     pub fn bytes_in(self, t: Time) -> Bytes {
         Bytes((self.0 as u128 * t.0 as u128 / 8 / 1_000_000_000_000) as u64)
@@ -187,6 +193,8 @@ mod tests {
         assert_eq!(Rate::gbps(100).tx_time(Bytes(1048)), Time(83_840));
         assert_eq!(Rate::gbps(40).tx_time(Bytes(1048)), Time(209_600));
         assert_eq!(Rate::gbps(100).bytes_in(Time::from_us(8)), Bytes(100_000));
+        assert_eq!(Rate::gbps(100).ps_per_byte(), Some(80));
+        assert_eq!(Rate(3_000_000_000).ps_per_byte(), None);
     }
 
     #[test]

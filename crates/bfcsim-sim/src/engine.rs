@@ -9,7 +9,9 @@
 use std::collections::{HashMap, VecDeque};
 
 use bfcsim_core::rng::{self, Rng, Stream};
-use bfcsim_core::{Bytes, EventQueue, FlowId, FlowSpec, NodeId, PacketId, PortId, Rate, Time};
+use bfcsim_core::{
+    Bytes, EventBits, EventQueue, FlowId, FlowSpec, NodeId, PacketId, PortId, Rate, Time,
+};
 use bfcsim_net::ecn::MarkPoint;
 use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
@@ -48,6 +50,31 @@ enum Event {
     Timer,
 }
 
+/// Port ids in events have 22 bits (4M ports), the event kind 2.
+const PORT_BITS: u32 = 22;
+
+impl EventBits for Event {
+    #[inline]
+    fn to_bits(self) -> u32 {
+        match self {
+            Event::TxDone(p) => p.0,
+            Event::Deliver(p) => 1 << PORT_BITS | p.0,
+            Event::Arrival => 2 << PORT_BITS,
+            Event::Timer => 3 << PORT_BITS,
+        }
+    }
+    #[inline]
+    fn from_bits(bits: u32) -> Self {
+        let port = PortId(bits & ((1 << PORT_BITS) - 1));
+        match bits >> PORT_BITS {
+            0 => Event::TxDone(port),
+            1 => Event::Deliver(port),
+            2 => Event::Arrival,
+            _ => Event::Timer,
+        }
+    }
+}
+
 /// Which device transmits on a port.
 #[derive(Clone, Copy, Debug)]
 enum Owner {
@@ -60,6 +87,8 @@ enum Owner {
 /// One port's transmit side and the wire it feeds.
 struct Wire {
     rate: Rate,
+    /// Serialization time of one byte when it is a whole number of picoseconds (0 otherwise).
+    ps_per_byte: u64,
     /// Propagation delay plus the receiving switch's processing delay.
     delay: Time,
     /// The port at the far end (a packet arrives at that port's node through it).
@@ -180,6 +209,13 @@ impl Sim {
         params.switch.validate()?;
         params.nic.validate()?;
         params.cc.validate()?;
+        if topo.ports.len() >= 1 << PORT_BITS {
+            return Err(format!(
+                "{} ports exceed the engine's limit of {}",
+                topo.ports.len(),
+                1u32 << PORT_BITS
+            ));
+        }
         let routes = Routes::new(&topo)?;
         let sw = &params.switch;
         let total_q = sw.total_queues();
@@ -270,6 +306,7 @@ impl Sim {
                     topo.nodes[topo.ports[port.peer.idx()].node.idx()].kind == NodeKind::Switch;
                 Wire {
                     rate: link.rate,
+                    ps_per_byte: link.rate.ps_per_byte().unwrap_or(0),
                     delay: link.delay
                         + if into_switch {
                             sw.processing_delay
@@ -286,6 +323,13 @@ impl Sim {
             })
             .collect();
 
+        let max_delay = topo
+            .links
+            .iter()
+            .map(|l| l.delay + sw.processing_delay)
+            .max()
+            .unwrap_or(Time::ZERO)
+            + Time::from_us(1);
         let mut infos = Vec::with_capacity(flows.len());
         let mut pair_ports: HashMap<(u32, u32), u16> = HashMap::new();
         let mut last_start = Time::ZERO;
@@ -328,7 +372,8 @@ impl Sim {
             routes,
             params,
             now: Time::ZERO,
-            events: EventQueue::new(),
+            // Almost every event is due within a link delay and a serialization of now: size the calendar so.
+            events: EventQueue::with_horizon(max_delay * 2),
             packets: Packets::new(),
             wires,
             sw_ports,
@@ -443,11 +488,10 @@ impl Sim {
     /// Processes every event up to and including `limit`. Returns false once nothing is left to do (every
     /// flow finished, or no event pending). Slicing a run into several calls gives the same result as one call.
     pub fn run_until(&mut self, limit: Time) -> bool {
-        while let Some(t) = self.events.peek_time() {
-            if t > limit || self.flows_done == self.flows.len() {
+        while self.flows_done < self.flows.len() {
+            let Some((t, ev)) = self.events.pop_until(limit) else {
                 break;
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+            };
             self.now = t;
             self.counters.events += 1;
             match ev {
@@ -485,7 +529,12 @@ impl Sim {
     fn transmit(&mut self, port: PortId, pkt: PacketId) {
         let size = self.packets.get(pkt).size;
         let w = &mut self.wires[port.idx()];
-        let end = self.now + w.rate.tx_time(Bytes(size as u64));
+        let tx = if w.ps_per_byte != 0 {
+            Time(size as u64 * w.ps_per_byte)
+        } else {
+            w.rate.tx_time(Bytes(size as u64))
+        };
+        let end = self.now + tx;
         w.busy_until = end;
         let arrive = end + w.delay;
         if w.in_flight.is_empty() {
