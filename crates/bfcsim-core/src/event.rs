@@ -29,12 +29,15 @@ const SEQ_BITS: u32 = 40;
 const EVENT_MASK: u128 = (1 << EVENT_BITS) - 1;
 const BUCKETS: usize = 16384;
 const WORDS: usize = BUCKETS / 64;
+const SUMMARY: usize = WORDS / 64;
 
 /// A priority queue of events keyed by (time, sequence).
 pub struct EventQueue<E> {
     buckets: Vec<Vec<u128>>,
     /// Bit i set when bucket i is non-empty.
-    occupied: [u64; WORDS],
+    occupied: Box<[u64; WORDS]>,
+    /// Bit w set when word w of `occupied` is non-zero: finds the next bucket in a few word reads.
+    summary: [u64; SUMMARY],
     /// Absolute slot (time >> shift) of the window's first bucket; no event is earlier.
     cur: u64,
     shift: u32,
@@ -66,7 +69,8 @@ impl<E: EventBits> EventQueue<E> {
             .next_power_of_two();
         EventQueue {
             buckets: vec![Vec::new(); BUCKETS],
-            occupied: [0; WORDS],
+            occupied: Box::new([0; WORDS]),
+            summary: [0; SUMMARY],
             cur: 0,
             shift: width.trailing_zeros(),
             in_ring: 0,
@@ -99,6 +103,7 @@ impl<E: EventBits> EventQueue<E> {
             let b = (slot % BUCKETS as u64) as usize;
             self.buckets[b].push(key);
             self.occupied[b / 64] |= 1 << (b % 64);
+            self.summary[b / 4096] |= 1 << (b / 64 % 64);
             self.in_ring += 1;
         } else {
             self.far.push(Reverse(key));
@@ -124,26 +129,38 @@ impl<E: EventBits> EventQueue<E> {
             return None;
         }
         let start = (self.cur % BUCKETS as u64) as usize;
-        // Scan the bitmap circularly from the window's first bucket.
-        let (w0, b0) = (start / 64, start % 64);
-        let first = self.occupied[w0] & (!0u64 << b0);
-        if first != 0 {
-            let b = w0 * 64 + first.trailing_zeros() as usize;
-            return Some(self.cur + (b - start) as u64);
+        let b = self
+            .next_set_bucket(start)
+            .or_else(|| self.next_set_bucket(0))
+            .expect("in_ring > 0");
+        Some(self.cur + ((b + BUCKETS - start) % BUCKETS) as u64)
+    }
+
+    /// The first non-empty bucket at index `from` or later (no wrap-around).
+    #[inline]
+    fn next_set_bucket(&self, from: usize) -> Option<usize> {
+        let w = from / 64;
+        let bits = self.occupied[w] & (!0u64 << (from % 64));
+        if bits != 0 {
+            return Some(w * 64 + bits.trailing_zeros() as usize);
         }
-        for i in 1..=WORDS {
-            let w = (w0 + i) % WORDS;
-            let mut bits = self.occupied[w];
-            if i == WORDS {
-                bits &= (1u64 << b0).wrapping_sub(1);
+        // The next non-zero word after w, through the summary bitmap.
+        let next = w + 1;
+        for s in next / 64..SUMMARY {
+            let mut words = self.summary[s];
+            if s == next / 64 {
+                words &= if next % 64 == 0 {
+                    !0
+                } else {
+                    !0u64 << (next % 64)
+                };
             }
-            if bits != 0 {
-                let b = w * 64 + bits.trailing_zeros() as usize;
-                let dist = (b + BUCKETS - start) % BUCKETS;
-                return Some(self.cur + dist as u64);
+            if words != 0 {
+                let w = s * 64 + words.trailing_zeros() as usize;
+                return Some(w * 64 + self.occupied[w].trailing_zeros() as usize);
             }
         }
-        unreachable!("in_ring > 0 but no bucket is marked")
+        None
     }
 
     /// Removes and returns the earliest event if it is due at or before `limit`.
@@ -175,6 +192,9 @@ impl<E: EventBits> EventQueue<E> {
         bucket.swap_remove(best);
         if bucket.is_empty() {
             self.occupied[b / 64] &= !(1 << (b % 64));
+            if self.occupied[b / 64] == 0 {
+                self.summary[b / 4096] &= !(1 << (b / 64 % 64));
+            }
         }
         self.in_ring -= 1;
         if slot != self.cur {
