@@ -125,23 +125,25 @@ impl fmt::Debug for Time {
 }
 
 impl fmt::Display for Time {
-    /// The largest unit that shows the value exactly.
+    /// In the largest unit not above the value, with as many decimals as it takes to be exact (`8us`,
+    /// `83.84ns`, `6.460001453ms`), so that [`Time::parse`] reads it back unchanged.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
-        for (unit, scale) in [
-            ("s", 1_000_000_000_000u64),
-            ("ms", 1_000_000_000),
-            ("us", 1_000_000),
-            ("ns", 1_000),
-        ] {
-            if ps >= scale && ps % scale == 0 {
-                return write!(f, "{}{unit}", ps / scale);
-            }
+        let (unit, scale, digits) = [
+            ("s", 1_000_000_000_000u64, 12),
+            ("ms", 1_000_000_000, 9),
+            ("us", 1_000_000, 6),
+            ("ns", 1_000, 3),
+        ]
+        .into_iter()
+        .find(|&(_, scale, _)| ps >= scale)
+        .unwrap_or(("ps", 1, 0));
+        let (int, frac) = (ps / scale, ps % scale);
+        if frac == 0 {
+            return write!(f, "{int}{unit}");
         }
-        if ps >= 1_000 {
-            return write!(f, "{}ns", ps as f64 / 1_000.0);
-        }
-        write!(f, "{ps}ps")
+        let frac = format!("{frac:0digits$}");
+        write!(f, "{int}.{}{unit}", frac.trim_end_matches('0'))
     }
 }
 
@@ -181,8 +183,16 @@ mod tests {
 
     #[test]
     fn displays_round_trip() {
-        for t in [Time::from_us(8), Time(83_840), Time::from_ms(5), Time(7)] {
+        for t in [
+            Time::from_us(8),
+            Time(83_840),
+            Time::from_ms(5),
+            Time(7),
+            Time(6_460_001_453),
+        ] {
             assert_eq!(Time::parse(&t.to_string()).unwrap(), t);
         }
+        assert_eq!(Time(83_840).to_string(), "83.84ns");
+        assert_eq!(Time(6_460_001_453).to_string(), "6.460001453ms");
     }
 }
