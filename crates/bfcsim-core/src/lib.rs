@@ -16,6 +16,7 @@ pub mod ids;
 pub mod input;
 pub mod parse;
 pub mod rng;
+pub mod tagged;
 pub mod time;
 pub mod units;
 

@@ -120,13 +120,34 @@ impl CongestionControl for Fixed {
 }
 
 /// Every end-to-end congestion controller's configuration, tagged by scheme name in the experiment file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "name", rename_all = "kebab-case")]
 pub enum CcConfig {
     /// No congestion control: a fixed (or no) window.
     None(FixedConfig),
     /// DCTCP.
     Dctcp(DctcpConfig),
+}
+
+impl bfcsim_core::tagged::Tagged for CcConfig {
+    const TAG: &'static str = "name";
+    const VARIANTS: &'static [&'static str] = &["none", "dctcp"];
+    fn from_variant<'de, D: serde::Deserializer<'de>>(
+        name: &str,
+        rest: D,
+    ) -> Result<Self, D::Error> {
+        match name {
+            "none" => FixedConfig::deserialize(rest).map(CcConfig::None),
+            "dctcp" => DctcpConfig::deserialize(rest).map(CcConfig::Dctcp),
+            _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CcConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        bfcsim_core::tagged::deserialize(d)
+    }
 }
 
 impl CcConfig {

@@ -79,7 +79,7 @@ fn default_scheme() -> CcConfig {
 }
 
 /// Which fabric to build.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum TopologyConfig {
     /// Two-tier Clos (CLOS-128 by default).
@@ -91,10 +91,40 @@ pub enum TopologyConfig {
     /// Two switches joined by one bottleneck.
     Dumbbell(Dumbbell),
     /// HPCC ns-3's `topology.txt`.
-    Hpcc {
-        /// Path, relative to the experiment file.
-        file: PathBuf,
-    },
+    Hpcc(HpccTopology),
+}
+
+/// An HPCC ns-3 `topology.txt`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HpccTopology {
+    /// Path, relative to the experiment file.
+    pub file: PathBuf,
+}
+
+impl bfcsim_core::tagged::Tagged for TopologyConfig {
+    const TAG: &'static str = "kind";
+    const VARIANTS: &'static [&'static str] =
+        &["leaf-spine", "fat-tree", "star", "dumbbell", "hpcc"];
+    fn from_variant<'de, D: serde::Deserializer<'de>>(
+        name: &str,
+        rest: D,
+    ) -> Result<Self, D::Error> {
+        match name {
+            "leaf-spine" => LeafSpine::deserialize(rest).map(TopologyConfig::LeafSpine),
+            "fat-tree" => FatTreeConfig::deserialize(rest).map(TopologyConfig::FatTree),
+            "star" => Star::deserialize(rest).map(TopologyConfig::Star),
+            "dumbbell" => Dumbbell::deserialize(rest).map(TopologyConfig::Dumbbell),
+            "hpcc" => HpccTopology::deserialize(rest).map(TopologyConfig::Hpcc),
+            _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TopologyConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        bfcsim_core::tagged::deserialize(d)
+    }
 }
 
 impl Default for TopologyConfig {
@@ -173,8 +203,8 @@ impl TopologyConfig {
             TopologyConfig::FatTree(t) => t.resolve()?.build(),
             TopologyConfig::Star(t) => t.build(),
             TopologyConfig::Dumbbell(t) => t.build(),
-            TopologyConfig::Hpcc { file } => {
-                read_hpcc_topology(&base.join(file)).map_err(|e| e.to_string())
+            TopologyConfig::Hpcc(h) => {
+                read_hpcc_topology(&base.join(&h.file)).map_err(|e| e.to_string())
             }
         }
         .map_err(|e| format!("topology: {e}"))

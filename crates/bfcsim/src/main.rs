@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use bfcsim::experiment::{
-    ExperimentConfig, FlowsConfig, TopologyConfig, apply_override, load_experiment,
+    ExperimentConfig, FlowsConfig, HpccTopology, TopologyConfig, apply_override, load_experiment,
 };
 use bfcsim::runner::{prepare, simulate, write_outputs};
 use bfcsim_metrics::render_table;
@@ -99,7 +99,8 @@ fn real_main() -> Result<ExitCode, String> {
             }
             let base = experiment.parent().unwrap_or(Path::new(".")).to_path_buf();
             let out = out.unwrap_or_else(|| Path::new("out").join(&config.name));
-            execute(&config, &base, &out)
+            // Problems found while building the fabric or the workload belong to the experiment file.
+            execute(&config, &base, &out).map_err(|e| format!("{}: {e}", experiment.display()))
         }
         Command::Replay {
             topology,
@@ -118,7 +119,7 @@ fn real_main() -> Result<ExitCode, String> {
                 serde::Deserialize::deserialize(toml::Value::Table(table))
                     .map_err(|e: toml::de::Error| e.message().to_string())?;
             config.seed = seed;
-            config.topology = TopologyConfig::Hpcc { file: topology };
+            config.topology = TopologyConfig::Hpcc(HpccTopology { file: topology });
             config.flows = Some(FlowsConfig { file: flows });
             config.switch.validate()?;
             config.nic.validate()?;

@@ -49,8 +49,8 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
     let set = LinkSet::parse(&spec.load_on).map_err(|e| format!("workload.load_on: {e}"))?;
     let routes = Routes::new(&topology)?;
     let basis = load_basis(&topology, &routes, &set, spec.locality)?;
-    let cdf = spec.size_cdf(base).map_err(|e| format!("workload: {e}"))?;
-    let p = plan(spec, &cdf, &basis).map_err(|e| format!("workload: {e}"))?;
+    let cdf = spec.size_cdf(base).map_err(|e| e.to_string())?;
+    let p = plan(spec, &cdf, &basis).map_err(|e| e.to_string())?;
     let flows = generate(
         spec,
         &cdf,
@@ -59,7 +59,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         &basis,
         config.seed,
     )
-    .map_err(|e| format!("workload: {e}"))?;
+    .map_err(|e| e.to_string())?;
     let plan = format!(
         "{:.4e} background flows/s (mean size {:.0} B, {:.3} {:?} links crossed per flow), incast periods {:?}",
         p.background_rate,

@@ -1,0 +1,495 @@
+//! Malformed inputs through the real binary: every bad experiment file, `--set`, topology, flow list or CDF
+//! must end in a non-zero exit with an `error:` message on stderr that names the file (and `file:LINE:` when
+//! the problem is on a line) and says what is wrong, never in a panic, and must not produce outputs.
+
+mod common;
+
+use std::path::Path;
+
+use common::{Run, TempDir, bfcsim_in, s};
+
+/// A workload that is valid on the default CLOS-128 fabric and cheap to generate.
+const WORKLOAD: &str =
+    "[workload]\ncdf = \"google\"\nload = 0.5\nload_on = \"core\"\nduration = \"10us\"\n";
+
+/// A valid HPCC topology: hosts 0 and 1 on switch 2.
+const TOPOLOGY_OK: &str = "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n";
+
+/// A valid flow list for [`TOPOLOGY_OK`].
+const FLOWS_OK: &str = "2\n0 1 3 100 1000 2.0\n1 0 3 100 1000 2.000001\n";
+
+/// Checks that `run` failed cleanly because of `file`: non-zero exit, `error:` on stderr, the file named
+/// (as `file:LINE:` when `line` is given), `phrase` present, no panic, and no output directory `out`.
+#[track_caller]
+fn assert_rejected(run: &Run, out: &Path, file: &Path, line: Option<usize>, phrase: &str) {
+    let err = &run.stderr;
+    assert!(
+        !run.success() && run.code.is_some(),
+        "expected a non-zero exit, got {:?}\nstderr:\n{err}",
+        run.code
+    );
+    assert!(err.contains("error:"), "no `error:` on stderr:\n{err}");
+    assert!(!err.contains("panicked"), "the binary panicked:\n{err}");
+    let name = match line {
+        Some(l) => format!("{}:{l}: ", file.display()),
+        None => file.display().to_string(),
+    };
+    assert!(err.contains(&name), "stderr does not name `{name}`:\n{err}");
+    assert!(
+        err.contains(phrase),
+        "stderr does not say `{phrase}`:\n{err}"
+    );
+    assert!(
+        !out.exists(),
+        "a rejected input still produced outputs in {}",
+        out.display()
+    );
+}
+
+/// `bfcsim run FILE --out OUT` on an experiment file written with `text`.
+fn run_experiment(
+    dir: &TempDir,
+    name: &str,
+    text: &str,
+    extra: &[&str],
+) -> (Run, std::path::PathBuf) {
+    let file = dir.write(name, text);
+    let out = dir.join("out");
+    let mut args = vec!["run", s(&file), "--out", s(&out)];
+    args.extend_from_slice(extra);
+    (bfcsim_in(dir.path(), &args), file)
+}
+
+/// `bfcsim replay` on a topology and a flow list written into `dir`.
+fn replay(
+    dir: &TempDir,
+    topology: &str,
+    flows: &str,
+) -> (Run, std::path::PathBuf, std::path::PathBuf) {
+    let t = dir.write("topology.txt", topology);
+    let f = dir.write("flow.txt", flows);
+    let out = dir.join("out");
+    let run = bfcsim_in(
+        dir.path(),
+        &[
+            "replay",
+            "--topology",
+            s(&t),
+            "--flows",
+            s(&f),
+            "--scheme",
+            "dctcp",
+            "--out",
+            s(&out),
+        ],
+    );
+    (run, t, f)
+}
+
+// ---- experiment TOML ----
+
+#[test]
+fn toml_syntax_error_names_file_and_line() {
+    let dir = TempDir::new("syntax");
+    let (run, file) = run_experiment(
+        &dir,
+        "syntax.toml",
+        &format!("name = \"x\"\nseed = 1\n[switch\nbuffer = \"12MB\"\n{WORKLOAD}"),
+        &[],
+    );
+    assert_rejected(&run, &dir.join("out"), &file, Some(3), "unclosed table");
+}
+
+#[test]
+fn toml_unknown_field_names_file_line_and_field() {
+    let dir = TempDir::new("unknown-field");
+    let (run, file) = run_experiment(
+        &dir,
+        "unknown.toml",
+        &format!("[switch]\nbufer = \"12MB\"\n{WORKLOAD}"),
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &file,
+        Some(2),
+        "unknown field `bufer`",
+    );
+}
+
+#[test]
+fn toml_unknown_scheme_names_file_line_and_scheme() {
+    let dir = TempDir::new("unknown-scheme");
+    let (run, file) = run_experiment(
+        &dir,
+        "scheme.toml",
+        &format!("name = \"x\"\n[scheme]\nname = \"tcp-reno\"\n{WORKLOAD}"),
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &file,
+        Some(3),
+        "unknown variant `tcp-reno`",
+    );
+}
+
+#[test]
+fn toml_bad_size_unit_names_file_line_and_unit() {
+    let dir = TempDir::new("bad-unit");
+    let (run, file) = run_experiment(
+        &dir,
+        "unit.toml",
+        &format!("[switch]\nbuffer = \"12 parsecs\"\n{WORKLOAD}"),
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &file,
+        Some(2),
+        "unknown unit `parsecs`",
+    );
+}
+
+#[test]
+fn toml_negative_topology_count_names_file_and_line() {
+    let dir = TempDir::new("negative-count");
+    let (run, file) = run_experiment(
+        &dir,
+        "negative.toml",
+        &format!("[topology]\nkind = \"leaf-spine\"\ntors = -1\n{WORKLOAD}"),
+        &[],
+    );
+    // `tors = -1` is on line 3.
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &file,
+        Some(3),
+        "invalid value: integer `-1`",
+    );
+}
+
+#[test]
+fn toml_zero_topology_count_names_file_and_problem() {
+    let dir = TempDir::new("zero-count");
+    let (run, file) = run_experiment(
+        &dir,
+        "zero.toml",
+        &format!("[topology]\nkind = \"leaf-spine\"\ntors = 0\n{WORKLOAD}"),
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &file,
+        None,
+        "tors must be at least 1",
+    );
+}
+
+#[test]
+fn set_without_equals_names_file_and_override() {
+    let dir = TempDir::new("set-no-equals");
+    let (run, file) = run_experiment(&dir, "ok.toml", WORKLOAD, &["--set", "novalue"]);
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &file,
+        None,
+        "--set novalue: expected KEY=VALUE",
+    );
+}
+
+#[test]
+fn set_with_bad_unit_names_file_and_value() {
+    let dir = TempDir::new("set-bad-unit");
+    let (run, file) = run_experiment(
+        &dir,
+        "ok.toml",
+        WORKLOAD,
+        &["--set", "switch.buffer=12parsecs"],
+    );
+    assert_rejected(&run, &dir.join("out"), &file, None, "after --set overrides");
+    assert!(
+        run.stderr.contains("unknown unit `parsecs`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn set_with_out_of_range_value_names_file_and_value() {
+    let dir = TempDir::new("set-bad-alpha");
+    let (run, file) = run_experiment(&dir, "ok.toml", WORKLOAD, &["--set", "switch.alpha=-1"]);
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &file,
+        None,
+        "switch.alpha = -1 must be positive",
+    );
+}
+
+#[test]
+fn nonexistent_experiment_file_is_named() {
+    let dir = TempDir::new("missing-toml");
+    let file = dir.join("does-not-exist.toml");
+    let out = dir.join("out");
+    let run = bfcsim_in(dir.path(), &["run", s(&file), "--out", s(&out)]);
+    assert_rejected(&run, &out, &file, None, "cannot read");
+}
+
+// ---- HPCC topology.txt ----
+
+#[test]
+fn hpcc_topology_with_wrong_link_count_via_toml() {
+    let dir = TempDir::new("topo-links");
+    let topo = dir.write("topology.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n");
+    dir.write("flow.txt", "1\n0 1 3 100 1000 2.0\n");
+    let (run, _) = run_experiment(
+        &dir,
+        "hpcc.toml",
+        "[topology]\nkind = \"hpcc\"\nfile = \"topology.txt\"\n[flows]\nfile = \"flow.txt\"\n",
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &topo,
+        None,
+        "the header says 2 links but the file has 1",
+    );
+}
+
+#[test]
+fn hpcc_topology_with_node_id_out_of_range() {
+    let dir = TempDir::new("topo-range");
+    let (run, topo, _) = replay(
+        &dir,
+        "3 1 2\n2\n0 2 100Gbps 1us 0\n1 9 100Gbps 1us 0\n",
+        FLOWS_OK,
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &topo,
+        Some(4),
+        "node id 9 is out of range",
+    );
+}
+
+#[test]
+fn hpcc_topology_with_bad_rate_unit() {
+    let dir = TempDir::new("topo-rate");
+    let (run, topo, _) = replay(
+        &dir,
+        "3 1 2\n2\n0 2 100Gbps 1us 0\n1 2 100Gpbs 1us 0\n",
+        FLOWS_OK,
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &topo,
+        Some(4),
+        "`100Gpbs` is not a rate",
+    );
+}
+
+#[test]
+fn nonexistent_topology_file_via_toml_is_named() {
+    let dir = TempDir::new("missing-topo");
+    dir.write("flow.txt", FLOWS_OK);
+    let (run, _) = run_experiment(
+        &dir,
+        "hpcc.toml",
+        "[topology]\nkind = \"hpcc\"\nfile = \"no-such-topology.txt\"\n[flows]\nfile = \"flow.txt\"\n",
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &dir.join("no-such-topology.txt"),
+        None,
+        "cannot read",
+    );
+}
+
+// ---- HPCC flow.txt ----
+
+#[test]
+fn flow_file_with_count_mismatch() {
+    let dir = TempDir::new("flow-count");
+    let (run, _, flows) = replay(
+        &dir,
+        TOPOLOGY_OK,
+        "3\n0 1 3 100 1000 2.0\n1 0 3 100 1000 2.0\n",
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &flows,
+        Some(1),
+        "announces 3 flows but the file has 2",
+    );
+}
+
+#[test]
+fn flow_file_with_non_numeric_size() {
+    let dir = TempDir::new("flow-size");
+    let (run, _, flows) = replay(
+        &dir,
+        TOPOLOGY_OK,
+        "2\n0 1 3 100 1000 2.0\n1 0 3 100 lots 2.0\n",
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &flows,
+        Some(3),
+        "size in bytes `lots` is not a valid whole number",
+    );
+}
+
+#[test]
+fn flow_file_with_switch_as_source() {
+    let dir = TempDir::new("flow-switch");
+    let (run, _, flows) = replay(
+        &dir,
+        TOPOLOGY_OK,
+        "2\n0 1 3 100 1000 2.0\n2 0 3 100 1000 2.0\n",
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &flows,
+        Some(3),
+        "node 2 is a switch, not a host",
+    );
+}
+
+#[test]
+fn flow_file_with_unsorted_start_times() {
+    let dir = TempDir::new("flow-order");
+    let (run, _, flows) = replay(
+        &dir,
+        TOPOLOGY_OK,
+        "2\n0 1 3 100 1000 2.000001\n1 0 3 100 1000 2.0\n",
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &flows,
+        Some(3),
+        "earlier than the previous flow's",
+    );
+}
+
+#[test]
+fn flow_file_error_via_toml_names_the_flow_file() {
+    let dir = TempDir::new("flow-toml");
+    dir.write("topology.txt", TOPOLOGY_OK);
+    let flows = dir.write("flow.txt", "1\n0 1 3 100 1000 2.0\n1 0 3 100 1000 2.0\n");
+    let (run, _) = run_experiment(
+        &dir,
+        "hpcc.toml",
+        "[topology]\nkind = \"hpcc\"\nfile = \"topology.txt\"\n[flows]\nfile = \"flow.txt\"\n",
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &flows,
+        Some(3),
+        "more flows than the 1 the first line announces",
+    );
+}
+
+#[test]
+fn nonexistent_flow_file_is_named() {
+    let dir = TempDir::new("missing-flows");
+    let topo = dir.write("topology.txt", TOPOLOGY_OK);
+    let flows = dir.join("no-such-flow.txt");
+    let out = dir.join("out");
+    let run = bfcsim_in(
+        dir.path(),
+        &[
+            "replay",
+            "--topology",
+            s(&topo),
+            "--flows",
+            s(&flows),
+            "--out",
+            s(&out),
+        ],
+    );
+    assert_rejected(&run, &out, &flows, None, "cannot read");
+}
+
+// ---- CDF files referenced from an experiment ----
+
+/// An experiment whose workload draws sizes from `cdf.txt` written with `cdf`.
+fn run_with_cdf(dir: &TempDir, cdf: &str) -> (Run, std::path::PathBuf) {
+    let path = dir.write("cdf.txt", cdf);
+    let (run, _) = run_experiment(
+        dir,
+        "cdf.toml",
+        "[workload]\ncdf = \"cdf.txt\"\nload = 0.5\nload_on = \"core\"\nduration = \"10us\"\n",
+        &[],
+    );
+    (run, path)
+}
+
+#[test]
+fn cdf_file_with_decreasing_cdf() {
+    let dir = TempDir::new("cdf-decreasing");
+    let (run, cdf) = run_with_cdf(&dir, "0 0\n100 60\n200 40\n300 100\n");
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &cdf,
+        Some(3),
+        "the CDF decreases from 60 to 40",
+    );
+}
+
+#[test]
+fn cdf_file_with_non_numeric_field() {
+    let dir = TempDir::new("cdf-nan");
+    let (run, cdf) = run_with_cdf(&dir, "0 0\n100 abc\n300 100\n");
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &cdf,
+        Some(2),
+        "`abc` is not a number",
+    );
+}
+
+#[test]
+fn empty_cdf_file() {
+    let dir = TempDir::new("cdf-empty");
+    let (run, cdf) = run_with_cdf(&dir, "");
+    assert_rejected(&run, &dir.join("out"), &cdf, None, "the CDF file is empty");
+}
+
+#[test]
+fn nonexistent_cdf_path_is_named() {
+    let dir = TempDir::new("cdf-missing");
+    let (run, _) = run_experiment(
+        &dir,
+        "cdf.toml",
+        "[workload]\ncdf = \"no-such-cdf.txt\"\nload = 0.5\nload_on = \"core\"\nduration = \"10us\"\n",
+        &[],
+    );
+    assert_rejected(
+        &run,
+        &dir.join("out"),
+        &dir.join("no-such-cdf.txt"),
+        None,
+        "is neither a built-in distribution nor a readable file",
+    );
+}

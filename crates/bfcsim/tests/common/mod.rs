@@ -1,0 +1,98 @@
+//! Helpers shared by the integration tests: a self-cleaning temporary directory, the workspace root and a way
+//! to run the real `bfcsim` binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A fresh directory under the system temporary directory, removed (with its contents) when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates `<temp>/bfcsim-test-<tag>-<pid>-<n>-<nanos>`.
+    pub fn new(tag: &str) -> TempDir {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "bfcsim-test-{tag}-{}-{}-{nanos}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("create the temporary directory");
+        TempDir(dir)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// `name` inside the directory.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// Writes `contents` to `name` inside the directory and returns its path.
+    pub fn write(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.join(name);
+        std::fs::write(&path, contents).expect("write a test input file");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The workspace root (`crates/bfcsim/../..`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// What a run of the binary produced.
+pub struct Run {
+    /// Exit code (`None` if killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Whether the process exited with status 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Runs the `bfcsim` binary with `args`, working directory `cwd`.
+pub fn bfcsim_in(cwd: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_bfcsim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("spawn the bfcsim binary");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs the `bfcsim` binary with `args` from the workspace root.
+pub fn bfcsim(args: &[&str]) -> Run {
+    bfcsim_in(&workspace_root(), args)
+}
+
+/// A path as a `&str` for a command line.
+pub fn s(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
