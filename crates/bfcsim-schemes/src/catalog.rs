@@ -50,6 +50,6 @@ mod tests {
         let c = super::catalog();
         let dctcp = c.iter().find(|s| s.name == "dctcp").unwrap();
         let names: Vec<&str> = dctcp.params.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(names, vec!["g", "initial_alpha", "initial_window", "start"]);
+        assert_eq!(names, vec!["g", "initial_alpha", "start", "initial_window"]);
     }
 }

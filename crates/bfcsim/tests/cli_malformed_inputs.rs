@@ -86,152 +86,108 @@ fn replay(
     (run, t, f)
 }
 
-// ---- experiment TOML ----
+// ---- experiment TOML and --set ----
 
-#[test]
-fn toml_syntax_error_names_file_and_line() {
-    let dir = TempDir::new("syntax");
-    let (run, file) = run_experiment(
-        &dir,
-        "syntax.toml",
-        &format!("name = \"x\"\nseed = 1\n[switch\nbuffer = \"12MB\"\n{WORKLOAD}"),
-        &[],
-    );
-    assert_rejected(&run, &dir.join("out"), &file, Some(3), "unclosed table");
+/// A malformed experiment: the file's text, extra arguments, the line the error must name (None: the file
+/// only), and a phrase of the problem.
+struct Case {
+    name: &'static str,
+    text: String,
+    extra: &'static [&'static str],
+    line: Option<usize>,
+    phrase: &'static str,
+}
+
+fn experiment_cases() -> Vec<Case> {
+    let case = |name, text: String, extra, line, phrase| Case {
+        name,
+        text,
+        extra,
+        line,
+        phrase,
+    };
+    vec![
+        case(
+            "syntax",
+            format!("name = \"x\"\nseed = 1\n[switch\nbuffer = \"12MB\"\n{WORKLOAD}"),
+            &[],
+            Some(3),
+            "unclosed table",
+        ),
+        case(
+            "unknown-field",
+            format!("[switch]\nbufer = \"12MB\"\n{WORKLOAD}"),
+            &[],
+            Some(2),
+            "unknown field `bufer`",
+        ),
+        case(
+            "unknown-scheme",
+            format!("name = \"x\"\n[scheme]\nname = \"tcp-reno\"\n{WORKLOAD}"),
+            &[],
+            Some(3),
+            "unknown variant `tcp-reno`",
+        ),
+        case(
+            "bad-unit",
+            format!("[switch]\nbuffer = \"12 parsecs\"\n{WORKLOAD}"),
+            &[],
+            Some(2),
+            "unknown unit `parsecs`",
+        ),
+        case(
+            "negative-count",
+            format!("[topology]\nkind = \"leaf-spine\"\ntors = -1\n{WORKLOAD}"),
+            &[],
+            Some(3),
+            "invalid value: integer `-1`",
+        ),
+        case(
+            "zero-count",
+            format!("[topology]\nkind = \"leaf-spine\"\ntors = 0\n{WORKLOAD}"),
+            &[],
+            None,
+            "tors must be at least 1",
+        ),
+        case(
+            "bad-scheme-parameter",
+            format!("[scheme]\nname = \"dctcp\"\ng = \"fast\"\n{WORKLOAD}"),
+            &[],
+            Some(3),
+            "invalid type",
+        ),
+        case(
+            "set-without-equals",
+            WORKLOAD.to_string(),
+            &["--set", "novalue"],
+            None,
+            "--set novalue: expected KEY=VALUE",
+        ),
+        case(
+            "set-bad-unit",
+            WORKLOAD.to_string(),
+            &["--set", "switch.buffer=12parsecs"],
+            None,
+            "unknown unit `parsecs`",
+        ),
+        case(
+            "set-out-of-range",
+            WORKLOAD.to_string(),
+            &["--set", "switch.alpha=-1"],
+            None,
+            "switch.alpha = -1 must be positive",
+        ),
+    ]
 }
 
 #[test]
-fn toml_unknown_field_names_file_line_and_field() {
-    let dir = TempDir::new("unknown-field");
-    let (run, file) = run_experiment(
-        &dir,
-        "unknown.toml",
-        &format!("[switch]\nbufer = \"12MB\"\n{WORKLOAD}"),
-        &[],
-    );
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &file,
-        Some(2),
-        "unknown field `bufer`",
-    );
-}
-
-#[test]
-fn toml_unknown_scheme_names_file_line_and_scheme() {
-    let dir = TempDir::new("unknown-scheme");
-    let (run, file) = run_experiment(
-        &dir,
-        "scheme.toml",
-        &format!("name = \"x\"\n[scheme]\nname = \"tcp-reno\"\n{WORKLOAD}"),
-        &[],
-    );
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &file,
-        Some(3),
-        "unknown variant `tcp-reno`",
-    );
-}
-
-#[test]
-fn toml_bad_size_unit_names_file_line_and_unit() {
-    let dir = TempDir::new("bad-unit");
-    let (run, file) = run_experiment(
-        &dir,
-        "unit.toml",
-        &format!("[switch]\nbuffer = \"12 parsecs\"\n{WORKLOAD}"),
-        &[],
-    );
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &file,
-        Some(2),
-        "unknown unit `parsecs`",
-    );
-}
-
-#[test]
-fn toml_negative_topology_count_names_file_and_line() {
-    let dir = TempDir::new("negative-count");
-    let (run, file) = run_experiment(
-        &dir,
-        "negative.toml",
-        &format!("[topology]\nkind = \"leaf-spine\"\ntors = -1\n{WORKLOAD}"),
-        &[],
-    );
-    // `tors = -1` is on line 3.
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &file,
-        Some(3),
-        "invalid value: integer `-1`",
-    );
-}
-
-#[test]
-fn toml_zero_topology_count_names_file_and_problem() {
-    let dir = TempDir::new("zero-count");
-    let (run, file) = run_experiment(
-        &dir,
-        "zero.toml",
-        &format!("[topology]\nkind = \"leaf-spine\"\ntors = 0\n{WORKLOAD}"),
-        &[],
-    );
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &file,
-        None,
-        "tors must be at least 1",
-    );
-}
-
-#[test]
-fn set_without_equals_names_file_and_override() {
-    let dir = TempDir::new("set-no-equals");
-    let (run, file) = run_experiment(&dir, "ok.toml", WORKLOAD, &["--set", "novalue"]);
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &file,
-        None,
-        "--set novalue: expected KEY=VALUE",
-    );
-}
-
-#[test]
-fn set_with_bad_unit_names_file_and_value() {
-    let dir = TempDir::new("set-bad-unit");
-    let (run, file) = run_experiment(
-        &dir,
-        "ok.toml",
-        WORKLOAD,
-        &["--set", "switch.buffer=12parsecs"],
-    );
-    assert_rejected(&run, &dir.join("out"), &file, None, "after --set overrides");
-    assert!(
-        run.stderr.contains("unknown unit `parsecs`"),
-        "{}",
-        run.stderr
-    );
-}
-
-#[test]
-fn set_with_out_of_range_value_names_file_and_value() {
-    let dir = TempDir::new("set-bad-alpha");
-    let (run, file) = run_experiment(&dir, "ok.toml", WORKLOAD, &["--set", "switch.alpha=-1"]);
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &file,
-        None,
-        "switch.alpha = -1 must be positive",
-    );
+fn malformed_experiments_and_overrides_are_rejected_with_file_line_and_problem() {
+    for c in experiment_cases() {
+        let dir = TempDir::new(c.name);
+        let (run, file) = run_experiment(&dir, &format!("{}.toml", c.name), &c.text, c.extra);
+        eprintln!("case {}", c.name);
+        assert_rejected(&run, &dir.join("out"), &file, c.line, c.phrase);
+    }
 }
 
 #[test]
