@@ -19,6 +19,9 @@ pub trait Tagged: Sized {
     const TAG: &'static str;
     /// The accepted tag values, for error messages.
     const VARIANTS: &'static [&'static str];
+    /// The variant of a table that leaves the tag out (so `--set topology.tors=16` works on a file that
+    /// never wrote `[topology]`).
+    const DEFAULT: &'static str;
     /// Reads variant `name` from the remaining keys of the table. Unknown names should answer
     /// `D::Error::unknown_variant(name, Self::VARIANTS)`.
     fn from_variant<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error>;
@@ -40,7 +43,8 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let Some(first) = map.next_key::<String>()? else {
-            return Err(A::Error::missing_field(T::TAG));
+            return T::from_variant(T::DEFAULT, toml::Value::Table(toml::Table::new()))
+                .map_err(|e| A::Error::custom(e.message().trim()));
         };
         if first == T::TAG {
             let name = map.next_value_seed(VariantName(T::VARIANTS))?;
@@ -51,11 +55,13 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
         while let Some(key) = map.next_key::<String>()? {
             table.insert(key, map.next_value()?);
         }
-        let Some(name) = table.remove(T::TAG) else {
-            return Err(A::Error::missing_field(T::TAG));
-        };
-        let Some(name) = name.as_str().map(str::to_owned) else {
-            return Err(A::Error::custom(format!("`{}` must be a string", T::TAG)));
+        let name = match table.remove(T::TAG) {
+            None => T::DEFAULT.to_owned(),
+            Some(toml::Value::String(name)) if T::VARIANTS.contains(&name.as_str()) => name,
+            Some(toml::Value::String(name)) => {
+                return Err(A::Error::unknown_variant(&name, T::VARIANTS));
+            }
+            Some(_) => return Err(A::Error::custom(format!("`{}` must be a string", T::TAG))),
         };
         T::from_variant(&name, toml::Value::Table(table))
             .map_err(|e| A::Error::custom(e.message().trim()))

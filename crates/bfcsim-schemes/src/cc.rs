@@ -132,6 +132,7 @@ pub enum CcConfig {
 impl bfcsim_core::tagged::Tagged for CcConfig {
     const TAG: &'static str = "name";
     const VARIANTS: &'static [&'static str] = &["none", "dctcp"];
+    const DEFAULT: &'static str = "dctcp";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
         rest: D,

@@ -106,6 +106,7 @@ impl bfcsim_core::tagged::Tagged for TopologyConfig {
     const TAG: &'static str = "kind";
     const VARIANTS: &'static [&'static str] =
         &["leaf-spine", "fat-tree", "star", "dumbbell", "hpcc"];
+    const DEFAULT: &'static str = "leaf-spine";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
         rest: D,
@@ -377,11 +378,16 @@ mod tests {
             "switch.buffer=6MB".to_string(),
             "workload.load=0.3".into(),
             "scheme.name=none".into(),
+            "topology.tors=4".into(),
         ];
         let c = parse_experiment(Path::new("e.toml"), MINIMAL, &o).unwrap();
         assert_eq!(c.switch.buffer, bfcsim_core::Bytes(6_000_000));
         assert_eq!(c.workload.unwrap().load, 0.3);
         assert_eq!(c.scheme.name(), "none");
+        assert!(
+            matches!(c.topology, TopologyConfig::LeafSpine(ref l) if l.tors == 4),
+            "no kind means leaf-spine"
+        );
     }
 
     #[test]

@@ -111,12 +111,17 @@ pub fn simulate(
         cc: config.scheme.clone(),
         seed: config.seed,
     };
-    let racks = prepared.topology.racks();
-    let first = prepared.flows.first().map_or(Time::ZERO, |f| f.start);
-    let last = prepared.flows.last().map_or(Time::ZERO, |f| f.start);
+    let Prepared {
+        topology, flows, ..
+    } = prepared;
+    let racks = topology.racks();
+    let first = flows.first().map_or(Time::ZERO, |f| f.start);
+    let last = flows.last().map_or(Time::ZERO, |f| f.start);
     let limit = config.run.max_time.unwrap_or(last + Time::from_secs(1));
     let interval = config.run.sample_interval.max(Time::from_ps(1));
-    let mut sim = Sim::new(prepared.topology, &prepared.flows, params)?;
+    let mut sim = Sim::new(topology, &flows, params)?;
+    // The engine keeps its own copy of every flow.
+    drop(flows);
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
     let started = Instant::now();
     let mut t = first;
