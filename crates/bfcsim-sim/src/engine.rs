@@ -408,7 +408,8 @@ impl Sim {
     }
 
     /// The flow context every controller is created with: the fastest host's rate and the fabric's largest
-    /// base RTT, so that a line-rate start of one BDP keeps any lone flow at line rate.
+    /// base RTT (a full data packet out and its ACK back, store and forward, over the slowest equal-cost
+    /// paths), so that a line-rate start of one BDP keeps any lone flow at line rate.
     fn compute_flow_context(&self) -> FlowContext {
         let nic = &self.params.nic;
         let line_rate = self
@@ -417,27 +418,12 @@ impl Sim {
             .map(|h| self.wires[h.port.idx()].rate)
             .max()
             .unwrap_or(Rate(1));
-        let mut base_rtt = Time::ZERO;
-        // Routing is symmetric in every topology we build, so the round trip from host 0 and from the host
-        // farthest from it bounds every pair; walking all pairs would be quadratic in hosts.
-        let probes: Vec<u32> = {
-            let far = (0..self.hosts.len() as u32)
-                .max_by_key(|&d| self.routes.distance(self.topo.hosts[0], d))
-                .unwrap_or(0);
-            vec![0, far]
-        };
-        for &s in &probes {
-            for d in 0..self.hosts.len() as u32 {
-                if d == s {
-                    continue;
-                }
-                let fwd = self.path_by_hash(s, d, 0);
-                let rev = self.path_by_hash(d, s, 0);
-                let data = Bytes((nic.payload + nic.header) as u64);
-                let t = self.one_way(&fwd, data) + self.one_way(&rev, Bytes(nic.ack_size as u64));
-                base_rtt = base_rtt.max(t);
-            }
-        }
+        let data = self.max_one_way(Bytes((nic.payload + nic.header) as u64));
+        let ack = self.max_one_way(Bytes(nic.ack_size as u64));
+        // The largest data latency plus the largest ACK latency bounds every pair's round trip (and equals the
+        // largest one on symmetric fabrics).
+        let max = |v: Vec<Time>| v.into_iter().max().unwrap_or(Time::ZERO);
+        let base_rtt = max(data) + max(ack);
         FlowContext {
             mss: nic.payload,
             line_rate,
@@ -446,10 +432,35 @@ impl Sim {
         }
     }
 
-    fn one_way(&self, path: &[PortId], size: Bytes) -> Time {
-        path.iter()
-            .map(|p| self.wires[p.idx()].rate.tx_time(size) + self.wires[p.idx()].delay)
-            .fold(Time::ZERO, |a, b| a + b)
+    /// For each host, the largest one-way latency of a `size`-byte packet from any other host to it: a
+    /// longest-path pass over the routing DAG towards each destination, nearest nodes first.
+    fn max_one_way(&self, size: Bytes) -> Vec<Time> {
+        let n = self.topo.nodes.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut latency = vec![Time::ZERO; n];
+        (0..self.hosts.len() as u32)
+            .map(|d| {
+                order.sort_by_key(|&v| self.routes.distance(NodeId::from_idx(v), d));
+                for &v in &order {
+                    latency[v] = self
+                        .routes
+                        .next_hops(NodeId::from_idx(v), d)
+                        .iter()
+                        .map(|&p| {
+                            let w = &self.wires[p.idx()];
+                            w.rate.tx_time(size) + w.delay + latency[self.topo.peer_node(p).idx()]
+                        })
+                        .max()
+                        .unwrap_or(Time::ZERO);
+                }
+                self.topo
+                    .hosts
+                    .iter()
+                    .map(|h| latency[h.idx()])
+                    .max()
+                    .unwrap_or(Time::ZERO)
+            })
+            .collect()
     }
 
     /// The ports a packet with 5-tuple hash `hash` crosses from host index `src` to host index `dst` under
