@@ -206,9 +206,19 @@ enum Culprit {
     Flows,
 }
 
+/// (name, topology.txt, flow.txt, the malformed one, the line the error names, a phrase of the problem).
+type ReplayCase = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Culprit,
+    Option<usize>,
+    &'static str,
+);
+
 #[test]
 fn malformed_hpcc_inputs_to_replay_are_rejected_with_file_line_and_problem() {
-    let cases: &[(&str, &str, &str, Culprit, Option<usize>, &str)] = &[
+    let cases: &[ReplayCase] = &[
         (
             "topo-range",
             "3 1 2\n2\n0 2 100Gbps 1us 0\n1 9 100Gbps 1us 0\n",
