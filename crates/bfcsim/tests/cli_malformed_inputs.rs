@@ -379,36 +379,28 @@ fn run_with_cdf(dir: &TempDir, cdf: &str) -> (Run, std::path::PathBuf) {
 }
 
 #[test]
-fn cdf_file_with_decreasing_cdf() {
-    let dir = TempDir::new("cdf-decreasing");
-    let (run, cdf) = run_with_cdf(&dir, "0 0\n100 60\n200 40\n300 100\n");
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &cdf,
-        Some(3),
-        "the CDF decreases from 60 to 40",
-    );
-}
-
-#[test]
-fn cdf_file_with_non_numeric_field() {
-    let dir = TempDir::new("cdf-nan");
-    let (run, cdf) = run_with_cdf(&dir, "0 0\n100 abc\n300 100\n");
-    assert_rejected(
-        &run,
-        &dir.join("out"),
-        &cdf,
-        Some(2),
-        "`abc` is not a number",
-    );
-}
-
-#[test]
-fn empty_cdf_file() {
-    let dir = TempDir::new("cdf-empty");
-    let (run, cdf) = run_with_cdf(&dir, "");
-    assert_rejected(&run, &dir.join("out"), &cdf, None, "the CDF file is empty");
+fn malformed_cdf_files_are_rejected_with_file_line_and_problem() {
+    let cases: &[(&str, &str, Option<usize>, &str)] = &[
+        (
+            "cdf-decreasing",
+            "0 0\n100 60\n200 40\n300 100\n",
+            Some(3),
+            "the CDF decreases from 60 to 40",
+        ),
+        (
+            "cdf-nan",
+            "0 0\n100 abc\n300 100\n",
+            Some(2),
+            "`abc` is not a number",
+        ),
+        ("cdf-empty", "", None, "the CDF file is empty"),
+    ];
+    for &(name, text, line, phrase) in cases {
+        let dir = TempDir::new(name);
+        let (run, cdf) = run_with_cdf(&dir, text);
+        eprintln!("case {name}");
+        assert_rejected(&run, &dir.join("out"), &cdf, line, phrase);
+    }
 }
 
 #[test]
