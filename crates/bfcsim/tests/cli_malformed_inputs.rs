@@ -280,19 +280,36 @@ fn malformed_hpcc_inputs_to_replay_are_rejected_with_file_line_and_problem() {
     }
 }
 
+/// `bfcsim run` on an experiment reading HPCC files `topology.txt` (or `topology`, when it names a missing
+/// file) and `flow.txt`, written with the given texts when present.
+fn run_hpcc_experiment(
+    dir: &TempDir,
+    topology: &str,
+    topology_text: Option<&str>,
+    flows_text: &str,
+) -> Run {
+    if let Some(text) = topology_text {
+        dir.write(topology, text);
+    }
+    dir.write("flow.txt", flows_text);
+    let toml = format!(
+        "[topology]\nkind = \"hpcc\"\nfile = \"{topology}\"\n[flows]\nfile = \"flow.txt\"\n"
+    );
+    run_experiment(dir, "hpcc.toml", &toml, &[]).0
+}
+
 // ---- HPCC topology.txt ----
 
 #[test]
 fn hpcc_topology_with_wrong_link_count_via_toml() {
     let dir = TempDir::new("topo-links");
-    let topo = dir.write("topology.txt", "3 1 2\n2\n0 2 100Gbps 1us 0\n");
-    dir.write("flow.txt", "1\n0 1 3 100 1000 2.0\n");
-    let (run, _) = run_experiment(
+    let run = run_hpcc_experiment(
         &dir,
-        "hpcc.toml",
-        "[topology]\nkind = \"hpcc\"\nfile = \"topology.txt\"\n[flows]\nfile = \"flow.txt\"\n",
-        &[],
+        "topology.txt",
+        Some("3 1 2\n2\n0 2 100Gbps 1us 0\n"),
+        "1\n0 1 3 100 1000 2.0\n",
     );
+    let topo = dir.join("topology.txt");
     assert_rejected(
         &run,
         &dir.join("out"),
@@ -305,13 +322,7 @@ fn hpcc_topology_with_wrong_link_count_via_toml() {
 #[test]
 fn nonexistent_topology_file_via_toml_is_named() {
     let dir = TempDir::new("missing-topo");
-    dir.write("flow.txt", FLOWS_OK);
-    let (run, _) = run_experiment(
-        &dir,
-        "hpcc.toml",
-        "[topology]\nkind = \"hpcc\"\nfile = \"no-such-topology.txt\"\n[flows]\nfile = \"flow.txt\"\n",
-        &[],
-    );
+    let run = run_hpcc_experiment(&dir, "no-such-topology.txt", None, FLOWS_OK);
     assert_rejected(
         &run,
         &dir.join("out"),
@@ -326,14 +337,13 @@ fn nonexistent_topology_file_via_toml_is_named() {
 #[test]
 fn flow_file_error_via_toml_names_the_flow_file() {
     let dir = TempDir::new("flow-toml");
-    dir.write("topology.txt", TOPOLOGY_OK);
-    let flows = dir.write("flow.txt", "1\n0 1 3 100 1000 2.0\n1 0 3 100 1000 2.0\n");
-    let (run, _) = run_experiment(
+    let run = run_hpcc_experiment(
         &dir,
-        "hpcc.toml",
-        "[topology]\nkind = \"hpcc\"\nfile = \"topology.txt\"\n[flows]\nfile = \"flow.txt\"\n",
-        &[],
+        "topology.txt",
+        Some(TOPOLOGY_OK),
+        "1\n0 1 3 100 1000 2.0\n1 0 3 100 1000 2.0\n",
     );
+    let flows = dir.join("flow.txt");
     assert_rejected(
         &run,
         &dir.join("out"),
