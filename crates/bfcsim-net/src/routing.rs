@@ -105,6 +105,16 @@ impl Routes {
         hops[((hash as u128 * hops.len() as u128) >> 64) as usize]
     }
 
+    /// Every node ordered nearest to host index `dst` first, so that a pass in this order sees each node's
+    /// next hops before the node itself (for path sums and maxima over the routing DAG).
+    pub fn nodes_towards(&self, dst: u32) -> Vec<NodeId> {
+        let mut order: Vec<NodeId> = (0..self.entries.len() / self.n_hosts)
+            .map(NodeId::from_idx)
+            .collect();
+        order.sort_by_key(|&v| self.distance(v, dst));
+        order
+    }
+
     /// Hops from `node` to host index `dst`.
     pub fn distance(&self, node: NodeId, dst: u32) -> u8 {
         if self.entries[node.idx() * self.n_hosts + dst as usize].1 == 0 {

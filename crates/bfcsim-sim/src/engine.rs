@@ -435,16 +435,13 @@ impl Sim {
     /// For each host, the largest one-way latency of a `size`-byte packet from any other host to it: a
     /// longest-path pass over the routing DAG towards each destination, nearest nodes first.
     fn max_one_way(&self, size: Bytes) -> Vec<Time> {
-        let n = self.topo.nodes.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        let mut latency = vec![Time::ZERO; n];
+        let mut latency = vec![Time::ZERO; self.topo.nodes.len()];
         (0..self.hosts.len() as u32)
             .map(|d| {
-                order.sort_by_key(|&v| self.routes.distance(NodeId::from_idx(v), d));
-                for &v in &order {
-                    latency[v] = self
+                for v in self.routes.nodes_towards(d) {
+                    latency[v.idx()] = self
                         .routes
-                        .next_hops(NodeId::from_idx(v), d)
+                        .next_hops(v, d)
                         .iter()
                         .map(|&p| {
                             let w = &self.wires[p.idx()];

@@ -2,7 +2,6 @@
 //! of its links a flow crosses, so that "X% load on the core links" (BFC §6.2.1) means X% average utilization
 //! of those links.
 
-use bfcsim_core::NodeId;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_workload::LoadBasis;
@@ -10,13 +9,9 @@ use bfcsim_workload::LoadBasis;
 /// Expected number of links of `set` on the path from every node to host `dst`, with ECMP spreading flows
 /// evenly over equal-cost next hops.
 fn crossings_to(topo: &Topology, routes: &Routes, in_set: &[bool], dst: u32) -> Vec<f64> {
-    let n = topo.nodes.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    // Nodes nearer the destination first, so each node's next hops are already known.
-    order.sort_by_key(|&v| routes.distance(NodeId::from_idx(v), dst));
-    let mut e = vec![0.0; n];
-    for v in order {
-        let hops = routes.next_hops(NodeId::from_idx(v), dst);
+    let mut e = vec![0.0; topo.nodes.len()];
+    for v in routes.nodes_towards(dst) {
+        let hops = routes.next_hops(v, dst);
         if hops.is_empty() {
             continue;
         }
@@ -24,7 +19,7 @@ fn crossings_to(topo: &Topology, routes: &Routes, in_set: &[bool], dst: u32) -> 
             .iter()
             .map(|&p| f64::from(u8::from(in_set[p.idx()])) + e[topo.peer_node(p).idx()])
             .sum();
-        e[v] = sum / hops.len() as f64;
+        e[v.idx()] = sum / hops.len() as f64;
     }
     e
 }
