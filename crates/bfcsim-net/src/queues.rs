@@ -1,6 +1,11 @@
 //! A port's egress queues: strict priority between levels, deficit round robin among the queues of one level
 //! (Shreedhar & Varghese). Any number of queues per port; at most 64 priority levels.
 //!
+//! A queue can be paused by per-hop flow control (BFC §3.3.2: "the packet scheduler uses deficit round robin
+//! to implement fair queuing among the queues that are not paused"): a paused queue keeps its packets and
+//! accepts new ones but leaves the scheduler's rings until it is resumed. A bitmap of empty queues answers
+//! BFC's "is an empty queue available" (§3.3.1) without a scan of the queues.
+//!
 //! Each queue entry carries the packet's wire size so the scheduler never touches the packet slab.
 
 use std::collections::VecDeque;
@@ -19,8 +24,12 @@ pub struct PortQueues {
     queues: Vec<Fifo>,
     /// Strict-priority level of each queue; 0 is served first.
     level_of: Vec<u8>,
-    /// Per level, the non-empty queues in DRR order.
+    /// Per level, the non-empty queues that are not paused, in DRR order.
     rings: Vec<VecDeque<u16>>,
+    /// Paused queues (bit per queue).
+    paused: Vec<u64>,
+    /// Empty queues (bit per queue).
+    empty: Vec<u64>,
     deficit: Vec<u64>,
     quantum: u64,
     /// Bit `l` set when level `l` has a non-empty queue.
@@ -43,6 +52,17 @@ impl PortQueues {
             queues: vec![Fifo::default(); levels.len()],
             level_of: levels.to_vec(),
             rings: vec![VecDeque::new(); n_levels],
+            paused: vec![0; levels.len().div_ceil(64)],
+            empty: (0..levels.len().div_ceil(64))
+                .map(|w| {
+                    let bits = (levels.len() - w * 64).min(64);
+                    if bits == 64 {
+                        u64::MAX
+                    } else {
+                        (1 << bits) - 1
+                    }
+                })
+                .collect(),
             deficit: vec![0; levels.len()],
             quantum: quantum.max(1),
             busy_levels: 0,
@@ -54,14 +74,13 @@ impl PortQueues {
     /// Appends a packet of `size` wire bytes to queue `q`.
     #[inline]
     pub fn push(&mut self, q: usize, id: PacketId, size: u32) {
-        let fifo = &mut self.queues[q];
-        if fifo.pkts.is_empty() {
-            let level = self.level_of[q] as usize;
-            self.rings[level].push_back(q as u16);
-            self.busy_levels |= 1 << level;
-            // Credited now for its first turn, so that joining the ring costs no extra round.
-            self.deficit[q] = self.quantum;
+        if self.queues[q].pkts.is_empty() {
+            self.empty[q / 64] &= !(1 << (q % 64));
+            if !self.is_paused(q) {
+                self.join_ring(q);
+            }
         }
+        let fifo = &mut self.queues[q];
         fifo.pkts.push_back((id, size));
         fifo.bytes += size as u64;
         self.total_bytes += size as u64;
@@ -90,6 +109,7 @@ impl PortQueues {
                 if fifo.pkts.is_empty() {
                     ring.pop_front();
                     self.deficit[q] = 0;
+                    self.empty[q / 64] |= 1 << (q % 64);
                     if ring.is_empty() {
                         self.busy_levels &= !(1 << level);
                     }
@@ -100,6 +120,77 @@ impl PortQueues {
             self.deficit[q] += self.quantum;
             ring.rotate_left(1);
         }
+    }
+
+    /// Puts queue `q` in its level's ring, credited for its first turn so that joining costs no extra round.
+    fn join_ring(&mut self, q: usize) {
+        let level = self.level_of[q] as usize;
+        self.rings[level].push_back(q as u16);
+        self.busy_levels |= 1 << level;
+        self.deficit[q] = self.quantum;
+    }
+
+    /// Pauses or resumes queue `q`. Returns whether its state changed. A paused queue keeps and accepts
+    /// packets; it is not served until resumed, when it rejoins the back of its level's round.
+    pub fn set_paused(&mut self, q: usize, paused: bool) -> bool {
+        if self.is_paused(q) == paused {
+            return false;
+        }
+        self.paused[q / 64] ^= 1 << (q % 64);
+        if self.queues[q].pkts.is_empty() {
+            return true;
+        }
+        if paused {
+            let level = self.level_of[q] as usize;
+            let ring = &mut self.rings[level];
+            let at = ring
+                .iter()
+                .position(|&x| x as usize == q)
+                .expect("a non-empty queue is in its ring");
+            ring.remove(at);
+            self.deficit[q] = 0;
+            if ring.is_empty() {
+                self.busy_levels &= !(1 << level);
+            }
+        } else {
+            self.join_ring(q);
+        }
+        true
+    }
+
+    /// True when queue `q` is paused.
+    #[inline]
+    pub fn is_paused(&self, q: usize) -> bool {
+        self.paused[q / 64] >> (q % 64) & 1 == 1
+    }
+
+    /// The lowest-numbered empty queue in `range`, if any (BFC §3.3.1's bitmap of empty queues).
+    pub fn first_empty(&self, range: std::ops::Range<usize>) -> Option<usize> {
+        let mut w = range.start / 64;
+        while w * 64 < range.end {
+            let mut bits = self.empty[w];
+            if w == range.start / 64 {
+                bits &= u64::MAX << (range.start % 64);
+            }
+            if bits != 0 {
+                let q = w * 64 + bits.trailing_zeros() as usize;
+                return (q < range.end).then_some(q);
+            }
+            w += 1;
+        }
+        None
+    }
+
+    /// Queues of priority level `level` that have packets and are not paused (BFC's N_active, §3.3.2).
+    #[inline]
+    pub fn ready_in_level(&self, level: usize) -> usize {
+        self.rings[level].len()
+    }
+
+    /// True when some queue has a packet it may send now (non-empty and not paused).
+    #[inline]
+    pub fn has_ready(&self) -> bool {
+        self.busy_levels != 0
     }
 
     /// Bytes waiting in queue `q`.
@@ -119,7 +210,7 @@ impl PortQueues {
     pub fn len(&self) -> usize {
         self.total_pkts
     }
-    /// True when every queue is empty.
+    /// True when every queue is empty (paused ones included).
     pub fn is_empty(&self) -> bool {
         self.total_pkts == 0
     }
@@ -169,6 +260,45 @@ mod tests {
         assert_eq!(q0, 20, "{order:?}");
         assert!(pq.is_empty());
         assert_eq!(pq.bytes(), 0);
+    }
+
+    #[test]
+    fn paused_queue_keeps_packets_and_rejoins_on_resume() {
+        let mut pq = PortQueues::new(&[0, 0, 0], 1000);
+        for i in 0..2 {
+            for q in 0..3 {
+                pq.push(q, PacketId(i * 3 + q as u32), 1000);
+            }
+        }
+        assert!(pq.set_paused(1, true));
+        assert!(!pq.set_paused(1, true), "already paused");
+        assert_eq!(pq.ready_in_level(0), 2);
+        assert_eq!(drain(&mut pq), vec![0, 2, 0, 2]);
+        assert!(!pq.has_ready() && !pq.is_empty());
+        pq.push(1, PacketId(9), 1000); // a paused queue still accepts packets
+        assert!(!pq.has_ready());
+        assert!(pq.set_paused(1, false));
+        assert_eq!(drain(&mut pq), vec![1, 1, 1]);
+        // An empty queue paused and resumed never enters the ring.
+        pq.set_paused(2, true);
+        pq.set_paused(2, false);
+        assert!(!pq.has_ready());
+    }
+
+    #[test]
+    fn empty_bitmap_tracks_queues() {
+        let n = 130;
+        let mut pq = PortQueues::new(&vec![0; n], 1000);
+        assert_eq!(pq.first_empty(0..n), Some(0));
+        assert_eq!(pq.first_empty(65..n), Some(65));
+        for q in 0..129 {
+            pq.push(q, PacketId(q as u32), 100);
+        }
+        assert_eq!(pq.first_empty(0..n), Some(129));
+        assert_eq!(pq.first_empty(0..129), None);
+        pq.pop();
+        assert_eq!(pq.first_empty(0..n), Some(0));
+        assert_eq!(pq.first_empty(1..129), None);
     }
 
     #[test]

@@ -7,8 +7,10 @@
 //! - [`cc`]: the congestion-control contract ([`cc::CongestionControl`]) and the [`cc::Cc`] enum that stores
 //!   and dispatches every algorithm.
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
+//! - [`bfc`]: Backpressure Flow Control's switch state (Goyal et al., NSDI 2022, §3.3).
 //! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
 
+pub mod bfc;
 pub mod catalog;
 pub mod cc;
 pub mod dctcp;

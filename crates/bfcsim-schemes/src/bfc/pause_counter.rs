@@ -1,0 +1,134 @@
+//! BFC's pause counter (§3.3.2): an array indexed by (ingress port, `upstreamQ`). The upstream queue is paused
+//! if and only if its counter is non-zero; a packet that found its queue above the pause threshold increments
+//! it on enqueue and decrements it when it leaves the switch. A PAUSE is sent on 0 → 1 and a RESUME on 1 → 0.
+//!
+//! Each ingress's counters grow on demand to the largest `upstreamQ` seen, so a NIC upstream with one queue per
+//! flow and a switch upstream with 32 queues are held alike.
+
+/// A change of an upstream queue's state to signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// Pause queue `queue` of the device upstream of ingress `port`.
+    Pause {
+        /// Ingress port (local number).
+        port: u16,
+        /// The upstream queue (`upstreamQ`).
+        queue: u32,
+    },
+    /// Resume it.
+    Resume {
+        /// Ingress port (local number).
+        port: u16,
+        /// The upstream queue (`upstreamQ`).
+        queue: u32,
+    },
+}
+
+/// The pause counters of one switch.
+#[derive(Clone, Debug)]
+pub struct PauseCounter {
+    counts: Vec<Vec<u32>>,
+    /// Non-zero counters per ingress port.
+    paused: Vec<u32>,
+}
+
+impl PauseCounter {
+    /// Counters for `ports` ingress ports.
+    pub fn new(ports: usize) -> PauseCounter {
+        PauseCounter {
+            counts: vec![Vec::new(); ports],
+            paused: vec![0; ports],
+        }
+    }
+
+    /// A packet from (`port`, `queue`) found its queue above the threshold. Returns the PAUSE to send on 0 → 1.
+    pub fn increment(&mut self, port: u16, queue: u32) -> Option<Signal> {
+        let counts = &mut self.counts[port as usize];
+        if counts.len() <= queue as usize {
+            counts.resize(queue as usize + 1, 0);
+        }
+        let c = &mut counts[queue as usize];
+        *c += 1;
+        (*c == 1).then(|| {
+            self.paused[port as usize] += 1;
+            Signal::Pause { port, queue }
+        })
+    }
+
+    /// A packet that incremented (`port`, `queue`) left the switch. Returns the RESUME to send on 1 → 0.
+    pub fn decrement(&mut self, port: u16, queue: u32) -> Option<Signal> {
+        let c = &mut self.counts[port as usize][queue as usize];
+        debug_assert!(*c > 0, "pause counter underflow at ({port}, {queue})");
+        *c -= 1;
+        (*c == 0).then(|| {
+            self.paused[port as usize] -= 1;
+            Signal::Resume { port, queue }
+        })
+    }
+
+    /// The counter of (`port`, `queue`).
+    pub fn get(&self, port: u16, queue: u32) -> u32 {
+        self.counts[port as usize]
+            .get(queue as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Upstream queues of ingress `port` that should be paused now, as a bitmap (the periodic refresh).
+    pub fn bitmap(&self, port: u16) -> Vec<u64> {
+        let counts = &self.counts[port as usize];
+        let mut bits = vec![0u64; counts.len().div_ceil(64)];
+        for (q, _) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            bits[q / 64] |= 1 << (q % 64);
+        }
+        bits
+    }
+
+    /// How many upstream queues of ingress `port` are paused.
+    pub fn paused_at(&self, port: u16) -> u32 {
+        self.paused[port as usize]
+    }
+
+    /// Entries in use (for the hardware budget): the largest `upstreamQ` seen per ingress, summed.
+    pub fn entries(&self) -> usize {
+        self.counts.iter().map(Vec::len).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pause_on_first_resume_on_last() {
+        let mut pc = PauseCounter::new(2);
+        assert_eq!(
+            pc.increment(1, 7),
+            Some(Signal::Pause { port: 1, queue: 7 })
+        );
+        assert_eq!(pc.increment(1, 7), None);
+        assert_eq!(
+            pc.increment(0, 7),
+            Some(Signal::Pause { port: 0, queue: 7 })
+        );
+        assert_eq!(pc.paused_at(1), 1);
+        assert_eq!(pc.bitmap(1), vec![1 << 7]);
+        assert_eq!(pc.decrement(1, 7), None);
+        assert_eq!(pc.get(1, 7), 1);
+        assert_eq!(
+            pc.decrement(1, 7),
+            Some(Signal::Resume { port: 1, queue: 7 })
+        );
+        assert_eq!(pc.paused_at(1), 0);
+        assert_eq!(pc.bitmap(1), vec![0]);
+        assert_eq!(pc.get(0, 7), 1, "ingresses are counted apart");
+    }
+
+    #[test]
+    fn nic_queues_grow_the_counter() {
+        let mut pc = PauseCounter::new(1);
+        pc.increment(0, 130);
+        assert_eq!(pc.bitmap(0), vec![0, 0, 1 << 2]);
+        assert_eq!(pc.entries(), 131);
+    }
+}

@@ -1,0 +1,562 @@
+//! One switch's BFC state and its enqueue/dequeue operations (§3.3.1 and §3.3.2 pseudocode), sans-IO: the
+//! engine describes each packet entering or leaving an egress queue and sends the PAUSE/RESUME it is handed.
+//!
+//! Call order, per packet: [`BfcSwitch::handle_enqueue`] when the packet is put in an egress queue (it names
+//! the queue); [`BfcSwitch::handle_dequeue`] when the scheduler takes it out for transmission, with the
+//! [`Enqueued`] flags the packet carried through the switch.
+
+use std::ops::Range;
+
+use bfcsim_core::rng::Rng;
+use bfcsim_core::{Rate, Time};
+use rand::RngExt;
+
+use super::flow_table::{Entry, FlowTable};
+use super::pause_counter::{PauseCounter, Signal};
+use super::{Assignment, BfcConfig, ThresholdRule};
+
+/// What BFC needs to see of an egress port's queues.
+pub trait EgressView {
+    /// The lowest-numbered empty queue in `range` (§3.3.1's bitmap of empty queues).
+    fn first_empty(&self, range: Range<usize>) -> Option<usize>;
+    /// Bytes waiting in queue `q`.
+    fn queue_bytes(&self, q: usize) -> u64;
+    /// N_active once queue `q` has a packet: queues at `q`'s level with data that are not paused (§3.3.2).
+    fn active_with(&self, q: usize) -> usize;
+}
+
+/// A packet about to be enqueued at an egress.
+#[derive(Clone, Debug)]
+pub struct Arrival {
+    /// Now.
+    pub now: Time,
+    /// Ingress port (local number).
+    pub in_port: u16,
+    /// Egress port (local number).
+    pub out_port: u16,
+    /// 32-bit hash of the flow id (5-tuple).
+    pub hash: u32,
+    /// Flow number (for the exact flow table and collision statistics only).
+    pub flow: u32,
+    /// The `upstreamQ` the packet carries.
+    pub upstream_q: u32,
+    /// The sender labelled the flow as part of an incast (App. A.7).
+    pub incast: bool,
+    /// The data queues of the packet's traffic class at this port (App. A.3: classes own disjoint queues).
+    pub queues: Range<u16>,
+    /// Drain rate μ of the egress.
+    pub rate: Rate,
+    /// The App. B table forbids backpressure for this (ingress, egress) pair.
+    pub elide: bool,
+}
+
+/// The outcome of an enqueue: the packet's queue, and what the switch must remember about it until it leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enqueued {
+    /// The queue the packet joins.
+    pub queue: u16,
+    /// The packet counts in its flow-table entry's `size` (all packets, or the sampled ones, App. A.8).
+    pub tracked: bool,
+    /// The packet incremented the pause counter of its (ingress, `upstreamQ`).
+    pub counted: bool,
+    /// A PAUSE to send upstream (the counter went 0 → 1).
+    pub signal: Option<Signal>,
+}
+
+/// A packet leaving an egress queue, with what the switch remembered about it.
+#[derive(Clone, Copy, Debug)]
+pub struct Departure {
+    /// Now.
+    pub now: Time,
+    /// Ingress port it came in on.
+    pub in_port: u16,
+    /// Egress port.
+    pub out_port: u16,
+    /// Its flow-id hash.
+    pub hash: u32,
+    /// Its flow number.
+    pub flow: u32,
+    /// The `upstreamQ` it carried in.
+    pub upstream_q: u32,
+    /// [`Enqueued::tracked`].
+    pub tracked: bool,
+    /// [`Enqueued::counted`].
+    pub counted: bool,
+}
+
+/// Counts for BFC's metrics (issue: collisions, pause frames).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BfcStats {
+    /// Queue assignments made (a flow-table entry got a queue anew).
+    pub assignments: u64,
+    /// Assignments that found no empty queue and took an occupied one: a new flow shares a queue (§3.3.1).
+    pub queue_collisions: u64,
+    /// Packets that found their flow-table entry holding another flow's packets: an index collision.
+    pub index_collisions: u64,
+    /// PAUSEs generated (counter 0 → 1).
+    pub pauses: u64,
+    /// RESUMEs generated (counter 1 → 0).
+    pub resumes: u64,
+}
+
+/// The BFC state of one switch.
+#[derive(Clone, Debug)]
+pub struct BfcSwitch {
+    assignment: Assignment,
+    threshold: ThresholdRule,
+    factor: f64,
+    backpressure: bool,
+    incast_label: bool,
+    sampling: f64,
+    hrtt: Time,
+    sticky: Time,
+    table: FlowTable,
+    /// Flow that last used each hashed entry, for counting index collisions (simulation bookkeeping only).
+    owner: Vec<u32>,
+    counter: PauseCounter,
+    rng: Rng,
+    stats: BfcStats,
+}
+
+impl BfcSwitch {
+    /// The state of a switch with `ports` ports of `queues_per_port` data queues each, whose largest ingress
+    /// 1-hop RTT is `hrtt` (overridden by the configuration's `hrtt`).
+    pub fn new(
+        cfg: &BfcConfig,
+        ports: usize,
+        queues_per_port: usize,
+        hrtt: Time,
+        rng: Rng,
+    ) -> BfcSwitch {
+        let (hrtt, factor) = match cfg.threshold {
+            ThresholdRule::Paper => (cfg.hrtt.unwrap_or(hrtt), cfg.threshold_factor),
+            ThresholdRule::Artifact => (
+                cfg.hrtt.unwrap_or(Time::from_us(2)),
+                cfg.threshold_factor * 1.5,
+            ),
+        };
+        let table = if cfg.exact_flow_table {
+            FlowTable::exact()
+        } else {
+            FlowTable::hashed(
+                ports,
+                cfg.flow_table_per_queue as u64 * queues_per_port as u64,
+            )
+        };
+        BfcSwitch {
+            assignment: cfg.assignment,
+            threshold: cfg.threshold,
+            factor,
+            backpressure: cfg.backpressure,
+            incast_label: cfg.incast_label,
+            sampling: cfg.sampling,
+            hrtt,
+            sticky: cfg.sticky.unwrap_or(hrtt * 2),
+            owner: vec![u32::MAX; table.capacity()],
+            table,
+            counter: PauseCounter::new(ports),
+            rng,
+            stats: BfcStats::default(),
+        }
+    }
+
+    /// The pause threshold Th = HRTT · μ / N_active in bytes (§3.3.2), times the configured factor.
+    pub fn threshold(&self, rate: Rate, n_active: usize) -> u64 {
+        let hop_bdp = rate.bytes_in(self.hrtt).0 as f64 * self.factor;
+        (hop_bdp / n_active.max(1) as f64) as u64
+    }
+
+    /// §3.3.1 and §3.3.2 "On Enqueue": find (or keep) the flow's queue, update its flow-table entry, and
+    /// increment the pause counter if the queue is above the threshold.
+    pub fn handle_enqueue(&mut self, a: &Arrival, egress: &impl EgressView) -> Enqueued {
+        let key = self.table.key(a.out_port, a.hash, a.flow);
+        let mut entry = self.table.get(key);
+        if let Some(owner) = self.owner.get_mut(key as usize) {
+            if entry.size > 0 && *owner != a.flow {
+                self.stats.index_collisions += 1;
+            }
+            *owner = a.flow;
+        }
+        let tracked = self.sampling >= 1.0 || self.rng.random::<f64>() < self.sampling;
+        let idle = entry.size == 0 && a.now.saturating_sub(entry.touched) >= self.sticky;
+        let fresh = entry == Entry::default();
+        if idle || fresh {
+            entry.queue = self.pick_queue(a, egress);
+        }
+        if tracked {
+            entry.size += 1;
+        }
+        entry.touched = a.now;
+        self.table.set(key, entry);
+
+        let queue = entry.queue;
+        let mut out = Enqueued {
+            queue,
+            tracked,
+            counted: false,
+            signal: None,
+        };
+        if !self.backpressure || a.elide || !tracked {
+            return out;
+        }
+        let qlen = egress.queue_bytes(queue as usize);
+        let th = self.threshold(a.rate, egress.active_with(queue as usize));
+        let check = match self.threshold {
+            ThresholdRule::Paper => true,
+            // The artifact compares only once the flow has another packet in the switch.
+            ThresholdRule::Artifact => entry.size > 1,
+        };
+        if check && qlen > th {
+            out.counted = true;
+            out.signal = self.counter.increment(a.in_port, a.upstream_q);
+            if out.signal.is_some() {
+                self.stats.pauses += 1;
+            }
+        }
+        out
+    }
+
+    /// §3.3.1 and §3.3.2 "On Dequeue": the packet leaves; returns the RESUME to send if it was the last
+    /// counted packet of its upstream queue.
+    pub fn handle_dequeue(&mut self, d: &Departure) -> Option<Signal> {
+        let key = self.table.key(d.out_port, d.hash, d.flow);
+        let mut entry = self.table.get(key);
+        if d.tracked {
+            // An exact-table entry can be gone only if it was never tracked; hashed entries always exist.
+            entry.size = entry.size.saturating_sub(1);
+        }
+        entry.touched = d.now;
+        self.table.set(key, entry);
+        if !d.counted {
+            return None;
+        }
+        let signal = self.counter.decrement(d.in_port, d.upstream_q);
+        if signal.is_some() {
+            self.stats.resumes += 1;
+        }
+        signal
+    }
+
+    fn pick_queue(&mut self, a: &Arrival, egress: &impl EgressView) -> u16 {
+        let (start, end) = (a.queues.start, a.queues.end);
+        // App. A.7: the last queue of the class holds every incast flow and no other.
+        let (shared, end) = if self.incast_label && end - start > 1 {
+            (end - 1, end - 1)
+        } else {
+            (end, end)
+        };
+        if a.incast && shared < a.queues.end {
+            return shared;
+        }
+        let n = (end - start) as u64;
+        match self.assignment {
+            Assignment::Single => start,
+            Assignment::Stochastic => start + ((a.hash as u64 * n) >> 32) as u16,
+            Assignment::Dynamic => {
+                self.stats.assignments += 1;
+                match egress.first_empty(start as usize..end as usize) {
+                    Some(q) => q as u16,
+                    None => {
+                        self.stats.queue_collisions += 1;
+                        start + self.rng.random_range(0..n) as u16
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bitmap of the upstream queues of ingress `port` that should be paused (the periodic refresh, §3.3.2).
+    pub fn paused_bitmap(&self, port: u16) -> Vec<u64> {
+        self.counter.bitmap(port)
+    }
+
+    /// Upstream queues of ingress `port` paused now.
+    pub fn paused_at(&self, port: u16) -> u32 {
+        self.counter.paused_at(port)
+    }
+
+    /// The 1-hop RTT in use.
+    pub fn hrtt(&self) -> Time {
+        self.hrtt
+    }
+
+    /// Counts so far.
+    pub fn stats(&self) -> BfcStats {
+        self.stats
+    }
+
+    /// Flow-table entries and pause-counter entries in use (for the Tofino2 budget, §4).
+    pub fn table_sizes(&self) -> (usize, usize) {
+        (self.table.capacity(), self.counter.entries())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bfcsim_core::rng::{Stream, stream};
+
+    /// A scripted egress: queue lengths, paused flags, and levels all 0.
+    struct Egress {
+        bytes: Vec<u64>,
+        paused: Vec<bool>,
+    }
+
+    impl Egress {
+        fn new(n: usize) -> Egress {
+            Egress {
+                bytes: vec![0; n],
+                paused: vec![false; n],
+            }
+        }
+    }
+
+    impl EgressView for Egress {
+        fn first_empty(&self, range: Range<usize>) -> Option<usize> {
+            range.into_iter().find(|&q| self.bytes[q] == 0)
+        }
+        fn queue_bytes(&self, q: usize) -> u64 {
+            self.bytes[q]
+        }
+        fn active_with(&self, q: usize) -> usize {
+            let others = (0..self.bytes.len())
+                .filter(|&i| i != q && self.bytes[i] > 0 && !self.paused[i])
+                .count();
+            others + usize::from(!self.paused[q])
+        }
+    }
+
+    const G100: Rate = Rate(100_000_000_000);
+
+    fn switch(cfg: &BfcConfig) -> BfcSwitch {
+        BfcSwitch::new(cfg, 4, 4, Time::from_us(2), stream(1, Stream::Other(0)))
+    }
+
+    fn arrival(now: Time, hash: u32, flow: u32) -> Arrival {
+        Arrival {
+            now,
+            in_port: 0,
+            out_port: 1,
+            hash,
+            flow,
+            upstream_q: 5,
+            incast: false,
+            queues: 0..4,
+            rate: G100,
+            elide: false,
+        }
+    }
+
+    fn departure(now: Time, a: &Arrival, e: &Enqueued) -> Departure {
+        Departure {
+            now,
+            in_port: a.in_port,
+            out_port: a.out_port,
+            hash: a.hash,
+            flow: a.flow,
+            upstream_q: a.upstream_q,
+            tracked: e.tracked,
+            counted: e.counted,
+        }
+    }
+
+    #[test]
+    fn threshold_is_one_hop_bdp_shared_by_active_queues() {
+        let s = switch(&BfcConfig::default());
+        // 2 µs at 100 Gb/s is 25 000 B; split among 4 active queues, 6 250 B.
+        assert_eq!(s.threshold(G100, 1), 25_000);
+        assert_eq!(s.threshold(G100, 4), 6_250);
+        assert_eq!(s.threshold(G100, 0), 25_000, "N_active is at least 1");
+        let art = switch(&BfcConfig {
+            threshold: ThresholdRule::Artifact,
+            ..BfcConfig::default()
+        });
+        assert_eq!(art.threshold(G100, 2), 18_750, "1.5 × 25 000 / 2");
+    }
+
+    #[test]
+    fn new_flows_take_empty_queues_then_random_ones() {
+        let mut s = switch(&BfcConfig::default());
+        let mut eg = Egress::new(4);
+        let mut queues = Vec::new();
+        for f in 0..4u32 {
+            let e = s.handle_enqueue(&arrival(Time(0), f << 28, f), &eg);
+            eg.bytes[e.queue as usize] += 1000;
+            queues.push(e.queue);
+        }
+        assert_eq!(queues, vec![0, 1, 2, 3]);
+        assert_eq!(s.stats().queue_collisions, 0);
+        // A fifth flow finds no empty queue: a random one, counted as a collision.
+        let e = s.handle_enqueue(&arrival(Time(0), 0xF << 28, 4), &eg);
+        assert!(e.queue < 4);
+        assert_eq!(s.stats().queue_collisions, 1);
+        assert_eq!(s.stats().assignments, 5);
+    }
+
+    #[test]
+    fn assignment_is_sticky_while_packets_remain_and_for_the_sticky_window() {
+        let mut s = switch(&BfcConfig::default()); // sticky = 2 × 2 µs
+        let mut eg = Egress::new(4);
+        eg.bytes[0] = 1000; // someone else holds queue 0
+        let a = arrival(Time(0), 7, 1);
+        let e1 = s.handle_enqueue(&a, &eg);
+        assert_eq!(e1.queue, 1);
+        eg.bytes[1] += 1000;
+        // Queue 1 has the flow's packet; even if another queue empties, the flow stays.
+        eg.bytes[0] = 0;
+        let e2 = s.handle_enqueue(&arrival(Time::from_us(1), 7, 1), &eg);
+        assert_eq!(e2.queue, 1);
+        s.handle_dequeue(&departure(Time::from_us(2), &a, &e1));
+        s.handle_dequeue(&departure(Time::from_us(3), &a, &e2));
+        eg.bytes[1] = 0;
+        eg.bytes[0] = 500; // queue 0 is busy again; 1 is the lowest empty one
+        // Within 4 µs of the last dequeue the entry keeps queue 1 even though it could move.
+        eg.bytes[1] = 500;
+        let e3 = s.handle_enqueue(&arrival(Time::from_us(6), 7, 1), &eg);
+        assert_eq!(e3.queue, 1, "sticky");
+        s.handle_dequeue(&departure(Time::from_us(6), &a, &e3));
+        // After the window the entry is reassigned: to the lowest empty queue, now 2.
+        let e4 = s.handle_enqueue(&arrival(Time::from_us(11), 7, 1), &eg);
+        assert_eq!(e4.queue, 2);
+    }
+
+    #[test]
+    fn pause_counter_follows_packets_above_threshold() {
+        let mut s = switch(&BfcConfig::default());
+        let mut eg = Egress::new(4);
+        let a = arrival(Time(0), 1, 1);
+        // Queue 0 below Th (25 000 B with one active queue): no pause.
+        let e = s.handle_enqueue(&a, &eg);
+        assert_eq!((e.queue, e.counted, e.signal), (0, false, None));
+        eg.bytes[0] = 25_001;
+        let p1 = s.handle_enqueue(&a, &eg);
+        assert!(p1.counted);
+        assert_eq!(p1.signal, Some(Signal::Pause { port: 0, queue: 5 }));
+        let p2 = s.handle_enqueue(&a, &eg);
+        assert!(p2.counted && p2.signal.is_none(), "pause sent once");
+        // The uncounted packet leaves: nothing. The counted ones: resume on the last.
+        assert_eq!(s.handle_dequeue(&departure(Time(1), &a, &e)), None);
+        assert_eq!(s.handle_dequeue(&departure(Time(2), &a, &p1)), None);
+        assert_eq!(
+            s.handle_dequeue(&departure(Time(3), &a, &p2)),
+            Some(Signal::Resume { port: 0, queue: 5 })
+        );
+        assert_eq!(s.stats().pauses, 1);
+        assert_eq!(s.stats().resumes, 1);
+    }
+
+    #[test]
+    fn more_active_queues_lower_the_threshold() {
+        let mut s = switch(&BfcConfig::default());
+        let mut eg = Egress::new(4);
+        eg.bytes = vec![0, 100, 100, 100];
+        let a = arrival(Time(0), 1, 1);
+        assert_eq!(s.handle_enqueue(&a, &eg).queue, 0);
+        eg.bytes[0] = 7_000; // 4 active queues: Th = 6 250 < 7 000
+        assert!(s.handle_enqueue(&a, &eg).counted);
+        eg.paused = vec![false, true, true, true]; // only queue 0 active: Th = 25 000
+        assert!(!s.handle_enqueue(&a, &eg).counted);
+    }
+
+    #[test]
+    fn elided_pairs_and_disabled_backpressure_never_pause() {
+        let mut eg = Egress::new(4);
+        eg.bytes[0] = 1_000_000;
+        let mut a = arrival(Time(0), 1, 1);
+        a.elide = true;
+        let mut s = switch(&BfcConfig::default());
+        assert!(!s.handle_enqueue(&a, &eg).counted);
+        let mut ideal = switch(&BfcConfig {
+            backpressure: false,
+            ..BfcConfig::default()
+        });
+        a.elide = false;
+        assert!(!ideal.handle_enqueue(&a, &eg).counted);
+    }
+
+    #[test]
+    fn artifact_checks_only_flows_with_a_packet_already_in() {
+        let mut s = switch(&BfcConfig {
+            threshold: ThresholdRule::Artifact,
+            ..BfcConfig::default()
+        });
+        let mut eg = Egress::new(4);
+        eg.bytes[0] = 100_000;
+        eg.bytes[1] = 100_000;
+        eg.bytes[2] = 100_000;
+        let a = arrival(Time(0), 1, 1);
+        let e = s.handle_enqueue(&a, &eg);
+        assert_eq!(e.queue, 3);
+        assert!(!e.counted, "first packet of the entry is never counted");
+        eg.bytes[3] = 40_000; // > 1.5 × 25 000 / 4
+        assert!(s.handle_enqueue(&a, &eg).counted);
+    }
+
+    #[test]
+    fn stochastic_single_and_incast_label_assignments() {
+        let eg = Egress::new(4);
+        let mut st = switch(&BfcConfig {
+            assignment: Assignment::Stochastic,
+            ..BfcConfig::default()
+        });
+        assert_eq!(
+            st.handle_enqueue(&arrival(Time(0), 3 << 30, 1), &eg).queue,
+            3
+        );
+        assert_eq!(
+            st.handle_enqueue(&arrival(Time(0), 1 << 30, 2), &eg).queue,
+            1
+        );
+        let mut single = switch(&BfcConfig {
+            assignment: Assignment::Single,
+            ..BfcConfig::default()
+        });
+        assert_eq!(
+            single
+                .handle_enqueue(&arrival(Time(0), 3 << 30, 1), &eg)
+                .queue,
+            0
+        );
+        let mut label = switch(&BfcConfig {
+            incast_label: true,
+            ..BfcConfig::default()
+        });
+        let mut inc = arrival(Time(0), 9, 9);
+        inc.incast = true;
+        assert_eq!(label.handle_enqueue(&inc, &eg).queue, 3);
+        let mut full = Egress::new(4);
+        full.bytes = vec![1, 1, 1, 0];
+        // Queue 3 is empty but reserved for incast: the new flow shares one of 0..3.
+        let other = arrival(Time(0), 0x8000_0000, 5); // another flow-table entry than the incast flow's
+        assert!(label.handle_enqueue(&other, &full).queue < 3);
+    }
+
+    #[test]
+    fn index_collisions_are_counted_and_share_the_queue() {
+        let mut s = switch(&BfcConfig {
+            flow_table_per_queue: 1, // 4 entries per port: hashes 0 and 1 collide
+            ..BfcConfig::default()
+        });
+        let eg = Egress::new(4);
+        let e1 = s.handle_enqueue(&arrival(Time(0), 0, 1), &eg);
+        let e2 = s.handle_enqueue(&arrival(Time(0), 1, 2), &eg);
+        assert_eq!(e1.queue, e2.queue);
+        assert_eq!(s.stats().index_collisions, 1);
+    }
+
+    #[test]
+    fn sampled_out_packets_skip_the_table_and_the_counter() {
+        let mut s = switch(&BfcConfig {
+            sampling: 0.5,
+            ..BfcConfig::default()
+        });
+        let mut eg = Egress::new(4);
+        eg.bytes = vec![1_000_000; 4];
+        let outcomes: Vec<Enqueued> = (0..200)
+            .map(|i| s.handle_enqueue(&arrival(Time(i), 1, 1), &eg))
+            .collect();
+        let tracked = outcomes.iter().filter(|e| e.tracked).count();
+        assert!((70..130).contains(&tracked), "{tracked}");
+        assert!(outcomes.iter().all(|e| e.counted == e.tracked));
+    }
+}
