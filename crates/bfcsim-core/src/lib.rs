@@ -12,6 +12,7 @@
 
 pub mod event;
 pub mod flow;
+pub mod hist;
 pub mod ids;
 pub mod input;
 pub mod parse;
@@ -22,6 +23,7 @@ pub mod units;
 
 pub use event::{EventBits, EventQueue};
 pub use flow::FlowSpec;
+pub use hist::LogHistogram;
 pub use ids::{FlowId, LinkId, NodeId, PacketId, PortId};
 pub use input::InputError;
 pub use time::Time;

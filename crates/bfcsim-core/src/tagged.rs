@@ -7,6 +7,7 @@
 //! table streams straight into the chosen variant with positions intact; otherwise the table is buffered and
 //! still read correctly, only with coarser error positions.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -27,6 +28,36 @@ pub trait Tagged: Sized {
     fn from_variant<'de, D: Deserializer<'de>>(name: &str, rest: D) -> Result<Self, D::Error>;
 }
 
+thread_local! {
+    static DEFAULTS: RefCell<Vec<(&'static str, String)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with the variant a tagless table of type `T` means replaced by `tag`: a scheme preset decides what
+/// `[flow_control]` means when the file leaves out `kind`, and the file is still read with its lines.
+pub fn with_default<T: Tagged, R>(tag: Option<&str>, f: impl FnOnce() -> R) -> R {
+    let Some(tag) = tag else {
+        return f();
+    };
+    let key = std::any::type_name::<T>();
+    DEFAULTS.with(|d| d.borrow_mut().push((key, tag.to_owned())));
+    let out = f();
+    DEFAULTS.with(|d| d.borrow_mut().pop());
+    out
+}
+
+fn default_tag<T: Tagged>() -> String {
+    let key = std::any::type_name::<T>();
+    DEFAULTS
+        .with(|d| {
+            d.borrow()
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == key)
+                .map(|(_, t)| t.clone())
+        })
+        .unwrap_or_else(|| T::DEFAULT.to_owned())
+}
+
 /// Deserializes a [`Tagged`] table; use as the body of a `Deserialize` impl.
 pub fn deserialize<'de, D: Deserializer<'de>, T: Tagged>(d: D) -> Result<T, D::Error> {
     d.deserialize_map(TaggedVisitor(PhantomData))
@@ -43,7 +74,7 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let Some(first) = map.next_key::<String>()? else {
-            return T::from_variant(T::DEFAULT, toml::Value::Table(toml::Table::new()))
+            return T::from_variant(&default_tag::<T>(), toml::Value::Table(toml::Table::new()))
                 .map_err(|e| A::Error::custom(e.message().trim()));
         };
         if first == T::TAG {
@@ -56,7 +87,7 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
             table.insert(key, map.next_value()?);
         }
         let name = match table.remove(T::TAG) {
-            None => T::DEFAULT.to_owned(),
+            None => default_tag::<T>(),
             Some(toml::Value::String(name)) if T::VARIANTS.contains(&name.as_str()) => name,
             Some(toml::Value::String(name)) => {
                 return Err(A::Error::unknown_variant(&name, T::VARIANTS));

@@ -4,7 +4,7 @@
 //! no timing arithmetic ever needs floating point, and runs are bit-identical on every machine.
 
 use std::fmt;
-use std::ops::{Add, AddAssign, Mul, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -115,6 +115,14 @@ impl Mul<u64> for Time {
     #[inline]
     fn mul(self, rhs: u64) -> Time {
         Time(self.0 * rhs)
+    }
+}
+
+impl Div<u64> for Time {
+    type Output = Time;
+    #[inline]
+    fn div(self, rhs: u64) -> Time {
+        Time(self.0 / rhs)
     }
 }
 

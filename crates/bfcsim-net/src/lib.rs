@@ -7,8 +7,10 @@
 //! - [`packet`]: typed packets in a slab with a free list.
 //! - [`mmu`]: the shared-buffer memory management unit (pools, static reserves, Dynamic Threshold).
 //! - [`queues`]: a port's queues with strict priority between classes and deficit round robin within one.
+//! - [`backpressure`]: deadlock prevention for per-hop backpressure (BFC App. B).
 //! - [`ecn`]: RED/ECN marking on instantaneous queue length.
 
+pub mod backpressure;
 pub mod build;
 pub mod ecn;
 pub mod import;

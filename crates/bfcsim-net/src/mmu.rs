@@ -16,17 +16,24 @@ pub enum DropReason {
     PoolFull,
     /// The queue was at its Dynamic Threshold limit (BCC §II-B).
     DynamicThreshold,
+    /// Lost on the wire on purpose (fault injection, e.g. BFC's PAUSE/RESUME frames to test the refresh).
+    InjectedLoss,
 }
 
 impl DropReason {
     /// Every reason, for reports that list zero counts too.
-    pub const ALL: [DropReason; 2] = [DropReason::PoolFull, DropReason::DynamicThreshold];
+    pub const ALL: [DropReason; 3] = [
+        DropReason::PoolFull,
+        DropReason::DynamicThreshold,
+        DropReason::InjectedLoss,
+    ];
 
     /// A short stable name for reports.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::PoolFull => "pool-full",
             DropReason::DynamicThreshold => "dynamic-threshold",
+            DropReason::InjectedLoss => "injected-loss",
         }
     }
 }

@@ -13,6 +13,13 @@ pub enum PacketKind {
     Ack,
     /// Negative acknowledgement: the receiver saw a gap and asks for a go-back-N from `seq`.
     Nack,
+    /// Per-hop flow control: stop serving queue `seq` of the port this frame arrives on (BFC §3.3.2).
+    Pause,
+    /// Per-hop flow control: serve queue `seq` again.
+    Resume,
+    /// Per-hop flow control: the full set of queues to keep paused, a bitmap held aside under index `seq`
+    /// (BFC §3.3.2's periodic refresh).
+    Refresh,
 }
 
 impl PacketKind {
@@ -20,6 +27,15 @@ impl PacketKind {
     #[inline]
     pub fn is_control(self) -> bool {
         self != PacketKind::Data
+    }
+
+    /// Hop-by-hop frames, consumed by the device at the far end of the link rather than routed.
+    #[inline]
+    pub fn is_hop_local(self) -> bool {
+        matches!(
+            self,
+            PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh
+        )
     }
 }
 
@@ -53,6 +69,17 @@ pub struct Packet {
     pub ect: bool,
     /// Congestion Experienced, set by a switch's RED/ECN marker.
     pub ce: bool,
+    /// The flow is labelled as part of an incast (BFC App. A.7).
+    pub incast: bool,
+    /// BFC's `upstreamQ` (§3.3.2): the queue the packet left at the previous device, stamped by each switch
+    /// egress and NIC.
+    pub upstream_q: u32,
+    /// Local number of the port the packet entered the current switch through.
+    pub in_port: u16,
+    /// Per-hop bookkeeping the current switch keeps with the packet (BFC's `counterIncr`, sampling).
+    pub hop_flags: u8,
+    /// When the packet joined its current egress queue (per-hop queuing delay).
+    pub queued_at: Time,
 }
 
 /// The packet slab.

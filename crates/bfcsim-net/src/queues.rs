@@ -32,6 +32,8 @@ pub struct PortQueues {
     empty: Vec<u64>,
     deficit: Vec<u64>,
     quantum: u64,
+    /// Serve one packet per turn whatever its size (the BFC artifact's round robin) instead of DRR.
+    per_packet: bool,
     /// Bit `l` set when level `l` has a non-empty queue.
     busy_levels: u64,
     total_bytes: u64,
@@ -65,10 +67,17 @@ impl PortQueues {
                 .collect(),
             deficit: vec![0; levels.len()],
             quantum: quantum.max(1),
+            per_packet: false,
             busy_levels: 0,
             total_bytes: 0,
             total_pkts: 0,
         }
+    }
+
+    /// Per-packet round robin among the queues of a level instead of DRR (BFC's public artifact).
+    pub fn with_round_robin(mut self) -> Self {
+        self.per_packet = true;
+        self
     }
 
     /// Appends a packet of `size` wire bytes to queue `q`.
@@ -100,8 +109,10 @@ impl PortQueues {
             let q = *ring.front().expect("busy level has a queue") as usize;
             let fifo = &mut self.queues[q];
             let (id, size) = *fifo.pkts.front().expect("queue in ring is non-empty");
-            if self.deficit[q] >= size as u64 {
-                self.deficit[q] -= size as u64;
+            if self.per_packet || self.deficit[q] >= size as u64 {
+                if !self.per_packet {
+                    self.deficit[q] -= size as u64;
+                }
                 fifo.pkts.pop_front();
                 fifo.bytes -= size as u64;
                 self.total_bytes -= size as u64;
@@ -113,6 +124,9 @@ impl PortQueues {
                     if ring.is_empty() {
                         self.busy_levels &= !(1 << level);
                     }
+                } else if self.per_packet {
+                    // One packet per turn.
+                    ring.rotate_left(1);
                 }
                 return Some((id, size, q));
             }
@@ -164,21 +178,27 @@ impl PortQueues {
         self.paused[q / 64] >> (q % 64) & 1 == 1
     }
 
-    /// The lowest-numbered empty queue in `range`, if any (BFC §3.3.1's bitmap of empty queues).
-    pub fn first_empty(&self, range: std::ops::Range<usize>) -> Option<usize> {
-        let mut w = range.start / 64;
-        while w * 64 < range.end {
-            let mut bits = self.empty[w];
-            if w == range.start / 64 {
-                bits &= u64::MAX << (range.start % 64);
+    /// An empty queue in `range` that is not paused, the first at or after `start` in circular order (BFC
+    /// §3.3.1's bitmap of empty queues, searched from a rotating start as on Tofino2, §4).
+    pub fn first_empty(&self, range: std::ops::Range<usize>, start: usize) -> Option<usize> {
+        let free = |w: usize| self.empty[w] & !self.paused[w];
+        let scan = |from: usize, to: usize| {
+            let mut w = from / 64;
+            while w * 64 < to {
+                let mut bits = free(w);
+                if w == from / 64 {
+                    bits &= u64::MAX << (from % 64);
+                }
+                if bits != 0 {
+                    let q = w * 64 + bits.trailing_zeros() as usize;
+                    return (q < to).then_some(q);
+                }
+                w += 1;
             }
-            if bits != 0 {
-                let q = w * 64 + bits.trailing_zeros() as usize;
-                return (q < range.end).then_some(q);
-            }
-            w += 1;
-        }
-        None
+            None
+        };
+        let start = start.clamp(range.start, range.end);
+        scan(start, range.end).or_else(|| scan(range.start, start))
     }
 
     /// Queues of priority level `level` that have packets and are not paused (BFC's N_active, §3.3.2).
@@ -289,16 +309,35 @@ mod tests {
     fn empty_bitmap_tracks_queues() {
         let n = 130;
         let mut pq = PortQueues::new(&vec![0; n], 1000);
-        assert_eq!(pq.first_empty(0..n), Some(0));
-        assert_eq!(pq.first_empty(65..n), Some(65));
+        assert_eq!(pq.first_empty(0..n, 0), Some(0));
+        assert_eq!(pq.first_empty(65..n, 65), Some(65));
+        assert_eq!(pq.first_empty(0..n, 100), Some(100));
         for q in 0..129 {
             pq.push(q, PacketId(q as u32), 100);
         }
-        assert_eq!(pq.first_empty(0..n), Some(129));
-        assert_eq!(pq.first_empty(0..129), None);
+        assert_eq!(pq.first_empty(0..n, 0), Some(129));
+        assert_eq!(pq.first_empty(0..129, 5), None);
         pq.pop();
-        assert_eq!(pq.first_empty(0..n), Some(0));
-        assert_eq!(pq.first_empty(1..129), None);
+        assert_eq!(pq.first_empty(0..n, 1), Some(129), "circular from 1");
+        assert_eq!(pq.first_empty(0..129, 1), Some(0), "wraps around");
+        assert_eq!(pq.first_empty(1..129, 1), None);
+        pq.set_paused(129, true);
+        assert_eq!(
+            pq.first_empty(1..n, 1),
+            None,
+            "a paused empty queue is not available"
+        );
+    }
+
+    #[test]
+    fn per_packet_round_robin_ignores_sizes() {
+        let mut pq = PortQueues::new(&[0, 0], 1000).with_round_robin();
+        for i in 0..3 {
+            pq.push(0, PacketId(i), 500);
+            pq.push(1, PacketId(10 + i), 1000);
+        }
+        assert_eq!(drain(&mut pq), vec![0, 1, 0, 1, 0, 1]);
+        assert_eq!(pq.first_empty(0..2, 0), Some(0));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use bfcsim_core::{Bytes, Time};
 use bfcsim_net::ecn::{MarkPoint, Red};
 use bfcsim_net::routing::LoadBalancing;
+use bfcsim_schemes::bfc::BfcConfig;
 use bfcsim_schemes::transport::TransportConfig;
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,16 @@ impl Default for EcnConfig {
     }
 }
 
+/// The scheduler among the queues of one priority level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduler {
+    /// Deficit round robin (Shreedhar & Varghese), fair in bytes (BFC §3.3.1).
+    Drr,
+    /// One packet per queue per turn, whatever its size (BFC's public artifact).
+    RoundRobin,
+}
+
 /// The switch model: output-queued, shared-buffer MMU, strict priority between classes and DRR within.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -58,6 +69,8 @@ pub struct SwitchConfig {
     pub classes: u32,
     /// ACKs and NACKs ride a strict-priority control queue above the data queues (HPCC's `ACK_HIGH_PRIO`).
     pub control_priority: bool,
+    /// How queues of one priority level share the port.
+    pub scheduler: Scheduler,
     /// DRR quantum; default one full-size data packet.
     pub quantum: Option<Bytes>,
     /// Time from a packet's arrival to its enqueue at the egress port.
@@ -81,6 +94,7 @@ impl Default for SwitchConfig {
             queues_per_port: 1,
             classes: 1,
             control_priority: true,
+            scheduler: Scheduler::Drr,
             quantum: None,
             processing_delay: Time::ZERO,
             load_balancing: LoadBalancing::Ecmp,
@@ -170,5 +184,70 @@ impl NicConfig {
             return Err("nic.ack_size must be at least 1 byte".into());
         }
         self.transport.validate()
+    }
+}
+
+/// Per-hop flow control between neighbouring devices, tagged by `kind` in the experiment file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum FlowControl {
+    /// None: queues only drop.
+    #[default]
+    None,
+    /// Backpressure Flow Control (Goyal et al., NSDI 2022).
+    Bfc(BfcConfig),
+}
+
+impl bfcsim_core::tagged::Tagged for FlowControl {
+    const TAG: &'static str = "kind";
+    const VARIANTS: &'static [&'static str] = &["none", "bfc"];
+    const DEFAULT: &'static str = "none";
+    fn from_variant<'de, D: serde::Deserializer<'de>>(
+        name: &str,
+        rest: D,
+    ) -> Result<Self, D::Error> {
+        match name {
+            "none" => Empty::deserialize(rest).map(|_| FlowControl::None),
+            "bfc" => BfcConfig::deserialize(rest).map(FlowControl::Bfc),
+            _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
+        }
+    }
+}
+
+/// A table with no keys (a variant without parameters).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Empty {}
+
+impl<'de> Deserialize<'de> for FlowControl {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        bfcsim_core::tagged::deserialize(d)
+    }
+}
+
+impl FlowControl {
+    /// The `kind` as experiment files spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FlowControl::None => "none",
+            FlowControl::Bfc(_) => "bfc",
+        }
+    }
+
+    /// Checks the parameters against the switch they run on.
+    pub fn validate(&self, switch: &SwitchConfig) -> Result<(), String> {
+        match self {
+            FlowControl::None => Ok(()),
+            FlowControl::Bfc(c) => {
+                if !switch.control_priority {
+                    return Err(
+                        "flow_control.kind = \"bfc\" sends PAUSE/RESUME in the strict-priority control \
+                         queue: set switch.control_priority = true"
+                            .into(),
+                    );
+                }
+                c.validate()
+            }
+        }
     }
 }

@@ -2,6 +2,9 @@
 //! every field optional except the workload, with CLOS-128's defaults (BFC §6.2.1). `--set KEY=VALUE`
 //! overrides any field by its dotted path.
 //!
+//! `[scheme] name` picks a named scheme ([`crate::presets`]), which presets `[cc]`, `[flow_control]`,
+//! `[switch]` and `[nic]`; keys the file (or `--set`) gives override the preset's.
+//!
 //! ```toml
 //! name = "clos128-google-dctcp"
 //! seed = 1
@@ -27,8 +30,7 @@ use bfcsim_net::Topology;
 use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Star};
 use bfcsim_net::import::read_hpcc_topology;
 use bfcsim_schemes::cc::CcConfig;
-use bfcsim_schemes::dctcp::DctcpConfig;
-use bfcsim_sim::{NicConfig, SwitchConfig};
+use bfcsim_sim::{FlowControl, NicConfig, SwitchConfig};
 use bfcsim_workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 
@@ -51,9 +53,15 @@ pub struct ExperimentConfig {
     /// The NICs.
     #[serde(default)]
     pub nic: NicConfig,
-    /// The end-to-end scheme (`name` selects it; the other keys are its parameters).
-    #[serde(default = "default_scheme")]
-    pub scheme: CcConfig,
+    /// The named scheme, a preset of the sections below.
+    #[serde(default)]
+    pub scheme: SchemeName,
+    /// End-to-end congestion control (`name` selects the algorithm; the other keys are its parameters).
+    #[serde(default = "default_cc")]
+    pub cc: CcConfig,
+    /// Per-hop flow control (`kind` selects it).
+    #[serde(default)]
+    pub flow_control: FlowControl,
     /// A synthetic workload ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<WorkloadSpec>,
@@ -74,8 +82,49 @@ fn default_name() -> String {
 fn default_seed() -> u64 {
     1
 }
-fn default_scheme() -> CcConfig {
-    CcConfig::Dctcp(DctcpConfig::default())
+fn default_cc() -> CcConfig {
+    CcConfig::Dctcp(bfcsim_schemes::dctcp::DctcpConfig::default())
+}
+
+/// `[scheme]`: the name of a preset in [`crate::presets`].
+#[derive(Clone, Debug, Serialize)]
+pub struct SchemeName {
+    /// The preset's name.
+    pub name: String,
+}
+
+impl Default for SchemeName {
+    fn default() -> Self {
+        SchemeName {
+            name: "dctcp".into(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SchemeName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            name: Known,
+        }
+        /// A name checked against the presets while the parser still knows its line.
+        struct Known(String);
+        impl<'de> Deserialize<'de> for Known {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = String::deserialize(d)?;
+                if crate::presets::find(&name).is_none() {
+                    let names = crate::presets::names();
+                    return Err(serde::de::Error::custom(format!(
+                        "unknown scheme `{name}`, expected one of {}",
+                        names.join(", ")
+                    )));
+                }
+                Ok(Known(name))
+            }
+        }
+        Raw::deserialize(d).map(|r| SchemeName { name: r.name.0 })
+    }
 }
 
 /// Which fabric to build.
@@ -295,21 +344,73 @@ pub fn parse_experiment(
         ),
         None => InputError::file(file, e.message().trim().to_string()),
     };
-    // First from the text itself, so that mistakes in the file are reported with their line.
     let mut table: toml::Table = toml::from_str(text).map_err(toml_error)?;
-    let _: ExperimentConfig = toml::from_str(text).map_err(toml_error)?;
     for o in overrides {
         apply_override(&mut table, o)
             .map_err(|m| InputError::file(file, format!("--set {o}: {m}")))?;
     }
-    let config: ExperimentConfig = ExperimentConfig::deserialize(toml::Value::Table(table))
-        .map_err(|e| {
-            InputError::file(
-                file,
-                format!("after --set overrides: {}", e.message().trim()),
-            )
-        })?;
+    // The scheme decides what a `[flow_control]` or `[cc]` without its tag means.
+    let name = table
+        .get("scheme")
+        .and_then(|s| s.get("name"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("dctcp");
+    let preset = crate::presets::find(name);
+    let with_tags = |f: &mut dyn FnMut() -> Result<ExperimentConfig, toml::de::Error>| {
+        let cc = preset.and_then(|p| p.tag("cc"));
+        let fc = preset.and_then(|p| p.tag("flow_control"));
+        bfcsim_core::tagged::with_default::<CcConfig, _>(cc.as_deref(), || {
+            bfcsim_core::tagged::with_default::<FlowControl, _>(fc.as_deref(), f)
+        })
+    };
+    // First from the text itself, so that mistakes in the file are reported with their line.
+    with_tags(&mut || toml::from_str(text)).map_err(toml_error)?;
+    let config = resolve(table, &with_tags).map_err(|e| InputError::file(file, e))?;
     validate(&config).map_err(|m| InputError::file(file, m))?;
+    Ok(config)
+}
+
+/// The experiment `table` (file and overrides) laid over its scheme's preset.
+fn resolve(
+    table: toml::Table,
+    with_tags: &dyn Fn(
+        &mut dyn FnMut() -> Result<ExperimentConfig, toml::de::Error>,
+    ) -> Result<ExperimentConfig, toml::de::Error>,
+) -> Result<ExperimentConfig, String> {
+    let name = table
+        .get("scheme")
+        .and_then(|s| s.get("name"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("dctcp");
+    let mut merged = crate::presets::find(name)
+        .ok_or_else(|| {
+            format!(
+                "unknown scheme `{name}`, expected one of {}",
+                crate::presets::names().join(", ")
+            )
+        })?
+        .table();
+    crate::presets::merge(&mut merged, table);
+    with_tags(&mut || ExperimentConfig::deserialize(toml::Value::Table(merged.clone())))
+        .map_err(|e| format!("after --set overrides: {}", e.message().trim()))
+}
+
+/// The configuration of `bfcsim replay`: the `--set` assignments over scheme `scheme`'s preset.
+pub fn replay_config(scheme: &str, overrides: &[String]) -> Result<ExperimentConfig, String> {
+    let mut table = toml::Table::new();
+    for o in std::iter::once(format!("scheme.name={scheme}")).chain(overrides.iter().cloned()) {
+        apply_override(&mut table, &o).map_err(|e| format!("--set {o}: {e}"))?;
+    }
+    table.insert("name".into(), toml::Value::String("replay".into()));
+    let preset = crate::presets::find(scheme);
+    let cc = preset.and_then(|p| p.tag("cc"));
+    let fc = preset.and_then(|p| p.tag("flow_control"));
+    let config = resolve(table, &|f| {
+        bfcsim_core::tagged::with_default::<CcConfig, _>(cc.as_deref(), || {
+            bfcsim_core::tagged::with_default::<FlowControl, _>(fc.as_deref(), f)
+        })
+    })?;
+    validate_sections(&config)?;
     Ok(config)
 }
 
@@ -318,10 +419,16 @@ pub fn load_experiment(path: &Path, overrides: &[String]) -> Result<ExperimentCo
     parse_experiment(path, &bfcsim_core::input::read_to_string(path)?, overrides)
 }
 
-fn validate(c: &ExperimentConfig) -> Result<(), String> {
+/// Checks the switch, NIC and scheme sections.
+fn validate_sections(c: &ExperimentConfig) -> Result<(), String> {
     c.switch.validate()?;
     c.nic.validate()?;
-    c.scheme.validate()?;
+    c.cc.validate()?;
+    c.flow_control.validate(&c.switch)
+}
+
+fn validate(c: &ExperimentConfig) -> Result<(), String> {
+    validate_sections(c)?;
     match (&c.workload, &c.flows) {
         (None, None) => Err("give a [workload] or a [flows] file".into()),
         (Some(_), Some(_)) => Err("give either a [workload] or a [flows] file, not both".into()),
@@ -369,7 +476,32 @@ mod tests {
             matches!(c.topology, TopologyConfig::LeafSpine(ref l) if l.tors == 8 && l.spines == 8)
         );
         assert_eq!(c.switch.buffer, bfcsim_core::Bytes(12_000_000));
-        assert_eq!(c.scheme.name(), "dctcp");
+        assert_eq!(c.scheme.name, "dctcp");
+        assert_eq!(c.cc.name(), "dctcp");
+        assert_eq!(c.flow_control, FlowControl::None);
+    }
+
+    #[test]
+    fn a_scheme_presets_its_sections_and_the_file_overrides_them() {
+        let text = format!("[scheme]\nname = \"bfc\"\n[flow_control]\nsampling = 0.5\n{MINIMAL}");
+        let c = parse_experiment(
+            Path::new("e.toml"),
+            &text,
+            &["switch.queues_per_port=8".into()],
+        )
+        .unwrap();
+        assert_eq!(c.cc.name(), "none");
+        assert_eq!(c.switch.queues_per_port, 8);
+        match &c.flow_control {
+            FlowControl::Bfc(b) => assert_eq!(b.sampling, 0.5),
+            other => panic!("{other:?}"),
+        }
+        let bad = format!("[scheme]\nname = \"bfc\"\n[flow_control]\nsampled = 0.5\n{MINIMAL}");
+        let msg = parse_experiment(Path::new("e.toml"), &bad, &[])
+            .unwrap_err()
+            .to_string();
+        // Without its tag first the section is read whole, so the error points at its header.
+        assert!(msg.contains("e.toml:3: unknown field `sampled`"), "{msg}");
     }
 
     #[test]
@@ -383,7 +515,7 @@ mod tests {
         let c = parse_experiment(Path::new("e.toml"), MINIMAL, &o).unwrap();
         assert_eq!(c.switch.buffer, bfcsim_core::Bytes(6_000_000));
         assert_eq!(c.workload.unwrap().load, 0.3);
-        assert_eq!(c.scheme.name(), "none");
+        assert_eq!(c.cc.name(), "none");
         assert!(
             matches!(c.topology, TopologyConfig::LeafSpine(ref l) if l.tors == 4),
             "no kind means leaf-spine"
@@ -400,7 +532,7 @@ mod tests {
             ),
             (
                 "[scheme]\nname = \"tcp-reno\"\n",
-                "e.toml:2: unknown variant `tcp-reno`",
+                "e.toml:2: unknown scheme `tcp-reno`",
             ),
             (
                 "[topology]\nkind = \"leaf-spine\"\ntors = -1\n",

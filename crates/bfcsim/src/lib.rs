@@ -5,4 +5,5 @@
 pub mod bench;
 pub mod experiment;
 pub mod load;
+pub mod presets;
 pub mod runner;

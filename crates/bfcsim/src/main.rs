@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use bfcsim::experiment::{
-    ExperimentConfig, FlowsConfig, HpccTopology, TopologyConfig, apply_override, load_experiment,
+    ExperimentConfig, FlowsConfig, HpccTopology, TopologyConfig, load_experiment,
 };
 use bfcsim::runner::{prepare, simulate, write_outputs};
 use bfcsim_metrics::render_table;
@@ -110,20 +110,10 @@ fn real_main() -> Result<ExitCode, String> {
             seed,
             out,
         } => {
-            let mut table = toml::Table::new();
-            for o in std::iter::once(format!("scheme.name={scheme}")).chain(set) {
-                apply_override(&mut table, &o).map_err(|e| format!("--set {o}: {e}"))?;
-            }
-            table.insert("name".into(), toml::Value::String("replay".into()));
-            let mut config: ExperimentConfig =
-                serde::Deserialize::deserialize(toml::Value::Table(table))
-                    .map_err(|e: toml::de::Error| e.message().to_string())?;
+            let mut config = bfcsim::experiment::replay_config(&scheme, &set)?;
             config.seed = seed;
             config.topology = TopologyConfig::Hpcc(HpccTopology { file: topology });
             config.flows = Some(FlowsConfig { file: flows });
-            config.switch.validate()?;
-            config.nic.validate()?;
-            config.scheme.validate()?;
             execute(&config, Path::new("."), &out)
         }
         Command::Bench { duration, scaling } => {
@@ -151,7 +141,7 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
         prepared.topology.hosts.len(),
         prepared.topology.switch_count(),
         flows,
-        config.scheme.name()
+        config.scheme.name
     );
     if let Some(p) = &plan {
         eprintln!("offered: {p}");

@@ -108,7 +108,8 @@ pub fn simulate(
     let params = SimParams {
         switch: config.switch.clone(),
         nic: config.nic,
-        cc: config.scheme.clone(),
+        cc: config.cc.clone(),
+        flow_control: config.flow_control.clone(),
         seed: config.seed,
     };
     let Prepared {

@@ -126,7 +126,7 @@ fn experiment_cases() -> Vec<Case> {
             format!("name = \"x\"\n[scheme]\nname = \"tcp-reno\"\n{WORKLOAD}"),
             &[],
             Some(3),
-            "unknown variant `tcp-reno`",
+            "unknown scheme `tcp-reno`",
         ),
         case(
             "bad-unit",
@@ -151,7 +151,7 @@ fn experiment_cases() -> Vec<Case> {
         ),
         case(
             "bad-scheme-parameter",
-            format!("[scheme]\nname = \"dctcp\"\ng = \"fast\"\n{WORKLOAD}"),
+            format!("[cc]\nname = \"dctcp\"\ng = \"fast\"\n{WORKLOAD}"),
             &[],
             Some(3),
             "invalid type",

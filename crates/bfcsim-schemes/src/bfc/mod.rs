@@ -17,7 +17,7 @@ use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
 
 pub use pause_counter::Signal;
-pub use switch::{Arrival, BfcSwitch, Departure, EgressView, Enqueued};
+pub use switch::{Arrival, BfcStats, BfcSwitch, Departure, EgressView, Enqueued};
 
 /// How a switch picks the queue of a flow at an egress port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,6 +82,9 @@ pub struct BfcConfig {
     pub watchdog: Time,
     /// Wire bytes of a PAUSE, RESUME or refresh frame (a refresh adds its bitmap's bytes).
     pub frame_size: u32,
+    /// Fault injection: the fraction of PAUSE and RESUME frames lost on the wire, to show that the periodic
+    /// refresh repairs the paused state.
+    pub lose_frames: f64,
 }
 
 impl Default for BfcConfig {
@@ -103,6 +106,7 @@ impl Default for BfcConfig {
             deadlock_prevention: true,
             watchdog: Time::from_ms(1),
             frame_size: 64,
+            lose_frames: 0.0,
         }
     }
 }
@@ -130,6 +134,12 @@ impl BfcConfig {
         }
         if self.watchdog == Time::ZERO {
             return Err("flow_control.watchdog must be positive".into());
+        }
+        if !(0.0..=1.0).contains(&self.lose_frames) {
+            return Err(format!(
+                "flow_control.lose_frames = {} must be in [0, 1]",
+                self.lose_frames
+            ));
         }
         if self.frame_size == 0 {
             return Err("flow_control.frame_size must be at least 1 byte".into());

@@ -17,8 +17,9 @@ use super::{Assignment, BfcConfig, ThresholdRule};
 
 /// What BFC needs to see of an egress port's queues.
 pub trait EgressView {
-    /// The lowest-numbered empty queue in `range` (§3.3.1's bitmap of empty queues).
-    fn first_empty(&self, range: Range<usize>) -> Option<usize>;
+    /// An empty queue in `range` that is not paused by the downstream (§3.3.1's bitmap of empty queues), the
+    /// first at or after `start` in circular order.
+    fn first_empty(&self, range: Range<usize>, start: usize) -> Option<usize>;
     /// Bytes waiting in queue `q`.
     fn queue_bytes(&self, q: usize) -> u64;
     /// N_active once queue `q` has a packet: queues at `q`'s level with data that are not paused (§3.3.2).
@@ -40,6 +41,8 @@ pub struct Arrival {
     pub flow: u32,
     /// The `upstreamQ` the packet carries.
     pub upstream_q: u32,
+    /// Wire bytes of the packet.
+    pub size: u32,
     /// The sender labelled the flow as part of an incast (App. A.7).
     pub incast: bool,
     /// The data queues of the packet's traffic class at this port (App. A.3: classes own disjoint queues).
@@ -199,12 +202,15 @@ impl BfcSwitch {
         if !self.backpressure || a.elide || !tracked {
             return out;
         }
-        let qlen = egress.queue_bytes(queue as usize);
         let th = self.threshold(a.rate, egress.active_with(queue as usize));
-        let check = match self.threshold {
-            ThresholdRule::Paper => true,
-            // The artifact compares only once the flow has another packet in the switch.
-            ThresholdRule::Artifact => entry.size > 1,
+        let (check, qlen) = match self.threshold {
+            // The queue as the packet finds it.
+            ThresholdRule::Paper => (true, egress.queue_bytes(queue as usize)),
+            // The artifact compares after the enqueue, and only once the entry has another packet in.
+            ThresholdRule::Artifact => (
+                entry.size > 1,
+                egress.queue_bytes(queue as usize) + a.size as u64,
+            ),
         };
         if check && qlen > th {
             out.counted = true;
@@ -254,7 +260,10 @@ impl BfcSwitch {
             Assignment::Stochastic => start + ((a.hash as u64 * n) >> 32) as u16,
             Assignment::Dynamic => {
                 self.stats.assignments += 1;
-                match egress.first_empty(start as usize..end as usize) {
+                // A random starting point spreads new flows over the empty queues, as Tofino2's rotating
+                // start (§4) and the artifact's random scan do.
+                let from = start as usize + self.rng.random_range(0..n) as usize;
+                match egress.first_empty(start as usize..end as usize, from) {
                     Some(q) => q as u16,
                     None => {
                         self.stats.queue_collisions += 1;
@@ -312,8 +321,11 @@ mod tests {
     }
 
     impl EgressView for Egress {
-        fn first_empty(&self, range: Range<usize>) -> Option<usize> {
-            range.into_iter().find(|&q| self.bytes[q] == 0)
+        fn first_empty(&self, range: Range<usize>, start: usize) -> Option<usize> {
+            let (a, b) = (range.start, range.end);
+            (start..b)
+                .chain(a..start)
+                .find(|&q| self.bytes[q] == 0 && !self.paused[q])
         }
         fn queue_bytes(&self, q: usize) -> u64 {
             self.bytes[q]
@@ -340,6 +352,7 @@ mod tests {
             hash,
             flow,
             upstream_q: 5,
+            size: 1000,
             incast: false,
             queues: 0..4,
             rate: G100,
@@ -384,51 +397,60 @@ mod tests {
             eg.bytes[e.queue as usize] += 1000;
             queues.push(e.queue);
         }
-        assert_eq!(queues, vec![0, 1, 2, 3]);
+        queues.sort();
+        assert_eq!(
+            queues,
+            vec![0, 1, 2, 3],
+            "each new flow found an empty queue"
+        );
         assert_eq!(s.stats().queue_collisions, 0);
         // A fifth flow finds no empty queue: a random one, counted as a collision.
         let e = s.handle_enqueue(&arrival(Time(0), 0xF << 28, 4), &eg);
         assert!(e.queue < 4);
         assert_eq!(s.stats().queue_collisions, 1);
         assert_eq!(s.stats().assignments, 5);
+        // An empty queue paused by the downstream is not available.
+        let mut s = switch(&BfcConfig::default());
+        let mut eg = Egress::new(4);
+        eg.bytes = vec![1, 0, 1, 1];
+        eg.paused[1] = true;
+        s.handle_enqueue(&arrival(Time(0), 0, 0), &eg);
+        assert_eq!(s.stats().queue_collisions, 1);
     }
 
     #[test]
     fn assignment_is_sticky_while_packets_remain_and_for_the_sticky_window() {
         let mut s = switch(&BfcConfig::default()); // sticky = 2 × 2 µs
         let mut eg = Egress::new(4);
-        eg.bytes[0] = 1000; // someone else holds queue 0
+        eg.bytes = vec![1, 1, 0, 1]; // only queue 2 is empty
         let a = arrival(Time(0), 7, 1);
         let e1 = s.handle_enqueue(&a, &eg);
-        assert_eq!(e1.queue, 1);
-        eg.bytes[1] += 1000;
-        // Queue 1 has the flow's packet; even if another queue empties, the flow stays.
-        eg.bytes[0] = 0;
+        assert_eq!(e1.queue, 2);
+        eg.bytes = vec![0, 1, 1000, 1];
+        // The flow has a packet in queue 2: it stays even though queue 0 is empty.
         let e2 = s.handle_enqueue(&arrival(Time::from_us(1), 7, 1), &eg);
-        assert_eq!(e2.queue, 1);
+        assert_eq!(e2.queue, 2);
         s.handle_dequeue(&departure(Time::from_us(2), &a, &e1));
         s.handle_dequeue(&departure(Time::from_us(3), &a, &e2));
-        eg.bytes[1] = 0;
-        eg.bytes[0] = 500; // queue 0 is busy again; 1 is the lowest empty one
-        // Within 4 µs of the last dequeue the entry keeps queue 1 even though it could move.
-        eg.bytes[1] = 500;
+        // No packets left, but within 4 µs of the last dequeue the entry keeps queue 2.
         let e3 = s.handle_enqueue(&arrival(Time::from_us(6), 7, 1), &eg);
-        assert_eq!(e3.queue, 1, "sticky");
+        assert_eq!(e3.queue, 2, "sticky");
         s.handle_dequeue(&departure(Time::from_us(6), &a, &e3));
-        // After the window the entry is reassigned: to the lowest empty queue, now 2.
+        // After the window the entry is reassigned, to the only empty queue.
         let e4 = s.handle_enqueue(&arrival(Time::from_us(11), 7, 1), &eg);
-        assert_eq!(e4.queue, 2);
+        assert_eq!(e4.queue, 0);
     }
 
     #[test]
     fn pause_counter_follows_packets_above_threshold() {
         let mut s = switch(&BfcConfig::default());
         let mut eg = Egress::new(4);
+        eg.bytes = vec![0, 1, 1, 1];
         let a = arrival(Time(0), 1, 1);
-        // Queue 0 below Th (25 000 B with one active queue): no pause.
+        // Queue 0 below Th: no pause.
         let e = s.handle_enqueue(&a, &eg);
         assert_eq!((e.queue, e.counted, e.signal), (0, false, None));
-        eg.bytes[0] = 25_001;
+        eg.bytes[0] = 6_251; // 4 active queues: Th = 6 250
         let p1 = s.handle_enqueue(&a, &eg);
         assert!(p1.counted);
         assert_eq!(p1.signal, Some(Signal::Pause { port: 0, queue: 5 }));

@@ -4,13 +4,14 @@
 use bfcsim_core::{Bytes, FlowSpec, NodeId, Time};
 use bfcsim_schemes::cc::{CcConfig, FixedConfig};
 use bfcsim_schemes::dctcp::DctcpConfig;
-use bfcsim_sim::{NicConfig, SimParams, SwitchConfig};
+use bfcsim_sim::{FlowControl, NicConfig, SimParams, SwitchConfig};
 
 pub fn params(cc: CcConfig) -> SimParams {
     SimParams {
         switch: SwitchConfig::default(),
         nic: NicConfig::default(),
         cc,
+        flow_control: FlowControl::None,
         seed: 1,
     }
 }

@@ -5,12 +5,20 @@
 //! that serialization (`TxDone`). The event queue therefore grows with the number of ports, not with the
 //! packets in flight. Flow arrivals come from a sorted list with one pending event; retransmission timers live
 //! in a [`TimerQueue`] with one pending event.
+//!
+//! Per-hop flow control (BFC) lives in [`hop`]: the switch and NIC sides of pausing, the periodic refresh and
+//! the watchdog.
+
+mod hop;
+
+pub use hop::HopStats;
 
 use std::collections::{HashMap, VecDeque};
 
 use bfcsim_core::rng::{self, Rng, Stream};
 use bfcsim_core::{
-    Bytes, EventBits, EventQueue, FlowId, FlowSpec, NodeId, PacketId, PortId, Rate, Time,
+    Bytes, EventBits, EventQueue, FlowId, FlowSpec, LogHistogram, NodeId, PacketId, PortId, Rate,
+    Time,
 };
 use bfcsim_net::ecn::MarkPoint;
 use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
@@ -18,11 +26,12 @@ use bfcsim_net::packet::{Packet, PacketKind, Packets};
 use bfcsim_net::queues::PortQueues;
 use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash, five_tuple_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
+use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
-use crate::config::{NicConfig, SwitchConfig};
+use crate::config::{FlowControl, NicConfig, Scheduler, SwitchConfig};
 use crate::timers::TimerQueue;
 
 /// Everything a run needs besides the topology and the flows.
@@ -34,6 +43,8 @@ pub struct SimParams {
     pub nic: NicConfig,
     /// End-to-end congestion control.
     pub cc: CcConfig,
+    /// Per-hop flow control.
+    pub flow_control: FlowControl,
     /// Master seed of every RNG stream.
     pub seed: u64,
 }
@@ -48,10 +59,14 @@ enum Event {
     Arrival,
     /// The earliest retransmission timer is due.
     Timer,
+    /// A switch port re-sends its ingress's bitmap of paused upstream queues (BFC §3.3.2).
+    Refresh(PortId),
+    /// Look for queues paused too long.
+    Watchdog,
 }
 
-/// Port ids in events have 22 bits (4M ports), the event kind 2.
-const PORT_BITS: u32 = 22;
+/// Port ids in events have 21 bits (2M ports), the event kind 3.
+const PORT_BITS: u32 = 21;
 
 impl EventBits for Event {
     #[inline]
@@ -61,6 +76,8 @@ impl EventBits for Event {
             Event::Deliver(p) => 1 << PORT_BITS | p.0,
             Event::Arrival => 2 << PORT_BITS,
             Event::Timer => 3 << PORT_BITS,
+            Event::Refresh(p) => 4 << PORT_BITS | p.0,
+            Event::Watchdog => 5 << PORT_BITS,
         }
     }
     #[inline]
@@ -70,7 +87,9 @@ impl EventBits for Event {
             0 => Event::TxDone(port),
             1 => Event::Deliver(port),
             2 => Event::Arrival,
-            _ => Event::Timer,
+            3 => Event::Timer,
+            4 => Event::Refresh(port),
+            _ => Event::Watchdog,
         }
     }
 }
@@ -105,6 +124,10 @@ struct SwitchPort {
     switch: u32,
     local: u32,
     red_rng: Rng,
+    /// Pause bookkeeping of this port's queues (per-hop flow control only).
+    pause: hop::PauseClock,
+    /// A refresh of this ingress's paused bitmap is scheduled.
+    refresh_armed: bool,
 }
 
 struct Switch {
@@ -112,6 +135,10 @@ struct Switch {
     mmu: Mmu,
     seed: u64,
     rng: Rng,
+    /// BFC's flow table and pause counter, when BFC runs.
+    bfc: Option<BfcSwitch>,
+    /// App. B: (ingress, egress) pairs whose backpressure is elided, bit `in × ports + out`.
+    elide: Vec<u64>,
 }
 
 struct Host {
@@ -120,6 +147,8 @@ struct Host {
     ctrl: VecDeque<PacketId>,
     /// Flows that may have a packet to send, served round robin.
     ready: VecDeque<FlowId>,
+    /// Per-hop flow control at the NIC: paused queues and the flows parked on them.
+    nic: hop::NicQueues,
 }
 
 /// A flow as the run sees it.
@@ -145,6 +174,10 @@ struct Active {
     receiver: Receiver,
     cc: Cc,
     in_ring: bool,
+    /// Waiting in its host's parked list for its NIC queue to be resumed.
+    parked: bool,
+    /// The flow's NIC queue, stamped as `upstreamQ` in its packets (BFC §3.3.2).
+    nic_q: u32,
     timer_armed: bool,
     rto_deadline: Time,
 }
@@ -201,6 +234,10 @@ pub struct Sim {
     /// Data queue layout at switch ports.
     data_base: usize,
     queues_per_class: u64,
+    /// Per-hop flow control state outside the switches and hosts.
+    hop: hop::HopState,
+    /// Time each data packet waited in each switch egress queue, in picoseconds.
+    queuing_delay: LogHistogram,
 }
 
 impl Sim {
@@ -209,6 +246,7 @@ impl Sim {
         params.switch.validate()?;
         params.nic.validate()?;
         params.cc.validate()?;
+        params.flow_control.validate(&params.switch)?;
         if topo.ports.len() >= 1 << PORT_BITS {
             return Err(format!(
                 "{} ports exceed the engine's limit of {}",
@@ -269,14 +307,22 @@ impl Sim {
                 mmu: Mmu::new(layout),
                 seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
                 rng: rng::stream(params.seed, Stream::Node(i as u32)),
+                bfc: None,
+                elide: Vec::new(),
             });
             for (local, &p) in node.ports.iter().enumerate() {
                 port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
+                let queues = PortQueues::new(&levels, quantum);
                 sw_ports.push(SwitchPort {
-                    queues: PortQueues::new(&levels, quantum),
+                    queues: match sw.scheduler {
+                        Scheduler::Drr => queues,
+                        Scheduler::RoundRobin => queues.with_round_robin(),
+                    },
                     switch: s,
                     local: local as u32,
                     red_rng: rng::stream(params.seed, Stream::Port(p.0)),
+                    pause: hop::PauseClock::new(total_q),
+                    refresh_armed: false,
                 });
             }
         }
@@ -294,6 +340,7 @@ impl Sim {
                 port: ports[0],
                 ctrl: VecDeque::new(),
                 ready: VecDeque::new(),
+                nic: hop::NicQueues::default(),
             });
         }
         let wires = topo
@@ -368,6 +415,7 @@ impl Sim {
             });
         }
 
+        let params_seed = params.seed;
         let mut sim = Sim {
             routes,
             params,
@@ -397,9 +445,12 @@ impl Sim {
             drops: [0; DropReason::ALL.len()],
             data_base,
             queues_per_class: per_class as u64,
+            hop: hop::HopState::new(params_seed),
+            queuing_delay: LogHistogram::new(),
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
+        sim.init_flow_control();
         if let Some(first) = sim.flows.first() {
             sim.now = first.spec.start;
             sim.events.push(first.spec.start, Event::Arrival);
@@ -510,6 +561,8 @@ impl Sim {
                 Event::Deliver(p) => self.deliver(p),
                 Event::Arrival => self.arrival(),
                 Event::Timer => self.fire_timers(),
+                Event::Refresh(p) => self.refresh(p),
+                Event::Watchdog => self.watchdog(),
             }
         }
         if self.now < limit && limit != Time::MAX {
@@ -594,6 +647,11 @@ impl Sim {
             self.events.push(next, Event::Deliver(port));
         }
         let peer = w.peer;
+        let kind = self.packets.get(pkt).kind;
+        if kind.is_hop_local() {
+            self.receive_hop_frame(peer, pkt);
+            return;
+        }
         match self.wires[peer.idx()].owner {
             Owner::Switch(sp) => self.switch_receive(sp, pkt),
             Owner::Host(h) => self.host_receive(h, pkt),
@@ -616,19 +674,27 @@ impl Sim {
         let Owner::Switch(out_sp) = self.wires[egress.idx()].owner else {
             unreachable!("switch ports are owned by switches")
         };
-        let queue = if p.kind.is_control() && self.params.switch.control_priority {
-            0
+        let control = p.kind.is_control() && self.params.switch.control_priority;
+        let (queue, bfc) = if control {
+            (0, None)
+        } else if self.switches[s].bfc.is_some() {
+            let e = self.bfc_enqueue(s, in_sp, out_sp, egress, &p);
+            (e.queue as usize, Some(e))
         } else {
-            self.data_queue_for(p.class, p.hash)
+            (self.data_queue_for(p.class, p.hash), None)
         };
         let out = &mut self.sw_ports[out_sp as usize];
         if let Err(reason) = self.switches[s]
             .mmu
             .admit(out.local as usize, queue, p.size as u64)
         {
+            if let Some(e) = bfc {
+                self.bfc_undo(s, in_sp, out_sp, &p, &e);
+            }
             self.drop_packet(pkt, reason);
             return;
         }
+        let out = &mut self.sw_ports[out_sp as usize];
         let ecn = &self.params.switch.ecn;
         if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect {
             let q = out.queues.queue_bytes(queue);
@@ -637,6 +703,16 @@ impl Sim {
             }
         }
         out.queues.push(queue, pkt, p.size);
+        let pm = self.packets.get_mut(pkt);
+        pm.queued_at = self.now;
+        if let Some(e) = bfc {
+            pm.in_port = self.sw_ports[in_sp as usize].local as u16;
+            pm.hop_flags = hop::flags(&e);
+            self.pause_changed(out_sp);
+            if let Some(signal) = e.signal {
+                self.send_signal(s, signal);
+            }
+        }
         self.kick(egress);
     }
 
@@ -649,6 +725,15 @@ impl Sim {
         self.switches[out.switch as usize]
             .mmu
             .release(out.local as usize, queue, size as u64);
+        let p = self.packets.get_mut(pkt);
+        if p.kind == PacketKind::Data {
+            self.queuing_delay.record((self.now - p.queued_at).0);
+            if self.switches[out.switch as usize].bfc.is_some() {
+                self.bfc_dequeue(sp, pkt, queue);
+            }
+        }
+        self.pause_changed(sp);
+        let out = &mut self.sw_ports[sp as usize];
         let ecn = &self.params.switch.ecn;
         if ecn.enabled && ecn.mark_on == MarkPoint::Dequeue {
             let p = self.packets.get_mut(pkt);
@@ -660,7 +745,7 @@ impl Sim {
                 p.ce = true;
             }
         }
-        let more = !out.queues.is_empty();
+        let more = out.queues.has_ready();
         self.transmit(port, pkt);
         more
     }
@@ -682,6 +767,8 @@ impl Sim {
         if let Some(next) = self.flows.get(self.next_arrival) {
             self.events.push(next.spec.start, Event::Arrival);
         }
+        let (src_host, hash) = (self.flows[id.idx()].src_host, self.flows[id.idx()].hash);
+        let nic_q = self.nic_queue(src_host, hash);
         let info = &self.flows[id.idx()];
         let tc = &self.params.nic.transport;
         let active = Active {
@@ -690,6 +777,8 @@ impl Sim {
             receiver: Receiver::new(info.spec.size.0, tc),
             cc: self.params.cc.instantiate(&self.flow_ctx),
             in_ring: false,
+            parked: false,
+            nic_q,
             timer_armed: false,
             rto_deadline: Time::ZERO,
         };
@@ -710,14 +799,19 @@ impl Sim {
     /// Puts a flow in its NIC's round robin if it can send and is not already there.
     fn make_ready(&mut self, id: FlowId) {
         let info = &self.flows[id.idx()];
-        let a = &mut self.active[info.slot as usize];
-        if !a.in_ring && a.sender.can_send(a.cc.window()) {
-            a.in_ring = true;
-            let host = &mut self.hosts[info.src_host as usize];
-            host.ready.push_back(id);
-            let port = host.port;
-            self.kick(port);
+        let (slot, h) = (info.slot as usize, info.src_host);
+        let a = &self.active[slot];
+        if a.in_ring || a.parked || !a.sender.can_send(a.cc.window()) {
+            return;
         }
+        if self.park_if_paused(h, id, slot) {
+            return;
+        }
+        self.active[slot].in_ring = true;
+        let host = &mut self.hosts[h as usize];
+        host.ready.push_back(id);
+        let port = host.port;
+        self.kick(port);
     }
 
     /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet in round
@@ -735,7 +829,13 @@ impl Sim {
             if info.slot == NO_SLOT {
                 continue; // finished while queued
             }
-            let a = &mut self.active[info.slot as usize];
+            let slot = info.slot as usize;
+            if self.park_if_paused(h, id, slot) {
+                self.active[slot].in_ring = false;
+                continue;
+            }
+            let info = &self.flows[id.idx()];
+            let a = &mut self.active[slot];
             let window = a.cc.window();
             if !a.sender.can_send(window) {
                 a.in_ring = false;
@@ -763,6 +863,11 @@ impl Sim {
                 class: info.spec.class,
                 ect: true,
                 ce: false,
+                incast: info.spec.incast,
+                upstream_q: a.nic_q,
+                in_port: 0,
+                hop_flags: 0,
+                queued_at: Time::ZERO,
             });
             self.counters.injected_pkts += 1;
             self.counters.injected_bytes += (len + nic.header) as u64;
@@ -820,6 +925,11 @@ impl Sim {
                     class: p.class,
                     ect: false,
                     ce: false,
+                    incast: p.incast,
+                    upstream_q: 0,
+                    in_port: 0,
+                    hop_flags: 0,
+                    queued_at: Time::ZERO,
                 });
                 self.counters.injected_pkts += 1;
                 self.counters.injected_bytes += size as u64;
@@ -847,6 +957,9 @@ impl Sim {
                 a.cc.on_ack(self.now, &signal);
                 self.make_ready(p.flow);
             }
+            PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh => {
+                unreachable!("per-hop frames are consumed where they arrive")
+            }
             PacketKind::Nack => {
                 let a = &mut self.active[slot];
                 let before = a.sender.snd_nxt();
@@ -861,6 +974,9 @@ impl Sim {
     }
 
     fn complete(&mut self, id: FlowId) {
+        let info = &self.flows[id.idx()];
+        let (h, q) = (info.src_host, self.active[info.slot as usize].nic_q);
+        self.release_nic_queue(h, q);
         let info = &mut self.flows[id.idx()];
         info.finish = Some(self.now);
         self.free_slots.push(info.slot);

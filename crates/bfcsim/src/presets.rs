@@ -1,0 +1,186 @@
+//! Named schemes. A scheme is a preset of the configuration sections it needs (`[cc]`, `[flow_control]`,
+//! `[switch]`, `[nic]`), as the paper that evaluates it configures them; the experiment file's own keys
+//! override the preset's, key by key. `bfcsim schemes` prints every preset with what it sets.
+
+/// One named scheme.
+#[derive(Clone, Copy, Debug)]
+pub struct Preset {
+    /// Name used in `[scheme] name = ...` and `--scheme`.
+    pub name: &'static str,
+    /// What it is and where it comes from.
+    pub summary: &'static str,
+    /// The configuration it sets, as TOML.
+    pub config: &'static str,
+}
+
+/// Sections whose first key is a tag naming a variant: a file that names another variant replaces the
+/// preset's table instead of merging into it.
+const TAGGED: &[(&str, &str)] = &[
+    ("cc", "name"),
+    ("flow_control", "kind"),
+    ("topology", "kind"),
+];
+
+/// Every named scheme.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "dctcp",
+        summary: "DCTCP (Alizadeh et al. 2010) starting at line rate with one BDP (BFC §6.2.1), ECN at 100/400 KB",
+        config: "[cc]\nname = \"dctcp\"\n",
+    },
+    Preset {
+        name: "dctcp-ss",
+        summary: "DCTCP with TCP slow start from 10 packets (BFC App. A.6)",
+        config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 10\n",
+    },
+    Preset {
+        name: "none",
+        summary: "no congestion or flow control: every flow at line rate",
+        config: "[cc]\nname = \"none\"\n",
+    },
+    Preset {
+        name: "bfc",
+        summary: "Backpressure Flow Control (Goyal et al. 2022, §3.3): 32 data queues, paper defaults, no end-to-end CC",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\n[switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-single",
+        summary: "BFC's backpressure with every flow in one queue, like PFC (BFC §6.1 'BFC + single')",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nassignment = \"single\"\n\
+                 [switch]\nqueues_per_port = 1\n",
+    },
+    Preset {
+        name: "bfc-stochastic",
+        summary: "BFC with flows hashed to fixed queues, as SFQ (BFC App. A.10)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nassignment = \"stochastic\"\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-incastlabel",
+        summary: "BFC with labelled incast flows sharing one queue per egress (BFC App. A.7)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nincast_label = true\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-nic-unaware",
+        summary: "BFC in the switches only: NICs ignore pauses and cap in-flight data at 1 BDP (BFC App. A.8)",
+        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[flow_control]\nkind = \"bfc\"\nnic_obeys_pause = false\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-sampling",
+        summary: "BFC recirculating half the packets for its bookkeeping (BFC App. A.8)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nsampling = 0.5\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-artifact",
+        summary: "BFC as the authors' public ns-3 code runs it (GUIDE §2; docs/FIDELITY.md)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nthreshold = \"artifact\"\n\
+                 sticky = \"6us\"\nflow_table_per_queue = 200\nframe_size = 156\n\
+                 [switch]\nqueues_per_port = 31\nscheduler = \"round-robin\"\nunlimited_buffer = true\n\
+                 [nic]\nheader = 20\nack_size = 30\nack_every = 256\n",
+    },
+    Preset {
+        name: "ideal-fq",
+        summary: "ideal fair queuing: a queue per flow at every switch, unlimited buffers, 1-BDP NIC cap (BFC §6.2.1)",
+        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
+                 exact_flow_table = true\nsticky = \"0ns\"\n\
+                 [switch]\nqueues_per_port = 1024\nunlimited_buffer = true\n",
+    },
+];
+
+/// The preset named `name`.
+pub fn find(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// Every preset name, for error messages.
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+impl Preset {
+    /// The preset's configuration as a table.
+    pub fn table(&self) -> toml::Table {
+        toml::from_str(self.config).expect("presets are valid TOML")
+    }
+
+    /// The tag the preset gives tagged section `section` (e.g. `flow_control` → `bfc`).
+    pub fn tag(&self, section: &str) -> Option<String> {
+        let (_, key) = TAGGED.iter().find(|(s, _)| *s == section)?;
+        self.table()
+            .get(section)?
+            .get(key)?
+            .as_str()
+            .map(str::to_owned)
+    }
+}
+
+/// Lays `over` on top of `base`, key by key; a tagged section that names another variant replaces the base's.
+pub fn merge(base: &mut toml::Table, over: toml::Table) {
+    merge_at(base, over, true);
+}
+
+fn merge_at(base: &mut toml::Table, over: toml::Table, top: bool) {
+    for (key, value) in over {
+        let replace = top
+            && TAGGED.iter().any(|&(section, tag)| {
+                section == key && {
+                    let theirs = value.get(tag).and_then(|v| v.as_str());
+                    let ours = base
+                        .get(section)
+                        .and_then(|t| t.get(tag))
+                        .and_then(|v| v.as_str());
+                    theirs.is_some() && theirs != ours
+                }
+            });
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) if !replace => {
+                merge_at(b, o, false)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_parse_and_have_unique_names() {
+        let mut names = names();
+        for p in PRESETS {
+            p.table();
+        }
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), PRESETS.len());
+    }
+
+    #[test]
+    fn file_keys_override_preset_keys_and_other_variants_replace() {
+        let mut base = find("bfc").unwrap().table();
+        let over: toml::Table =
+            toml::from_str("[switch]\nbuffer = \"6MB\"\n[flow_control]\nsampling = 0.5\n").unwrap();
+        merge(&mut base, over);
+        assert_eq!(base["switch"]["queues_per_port"].as_integer(), Some(32));
+        assert_eq!(base["switch"]["buffer"].as_str(), Some("6MB"));
+        assert_eq!(base["flow_control"]["kind"].as_str(), Some("bfc"));
+        assert_eq!(base["flow_control"]["sampling"].as_float(), Some(0.5));
+        let over: toml::Table = toml::from_str("[cc]\nname = \"dctcp\"\ng = 0.1\n").unwrap();
+        let mut base = find("bfc-nic-unaware").unwrap().table();
+        merge(&mut base, over);
+        assert!(
+            base["cc"].get("window").is_none(),
+            "dctcp has no window key"
+        );
+        assert_eq!(
+            find("ideal-fq").unwrap().tag("flow_control").as_deref(),
+            Some("bfc")
+        );
+    }
+}
