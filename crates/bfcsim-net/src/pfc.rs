@@ -585,7 +585,7 @@ impl PfcIngress {
 }
 
 /// Which priorities an upstream transmitting port has been told to stop (ns-3 `QbbNetDevice::m_paused`), and
-/// for how long, for the per-link paused fraction BFC §6.2.3 reports.
+/// for how long: BFC §6.2.2 reports "the fraction of time links were paused due to PFC".
 #[derive(Clone, Debug)]
 pub struct PortPause {
     mask: u64,
