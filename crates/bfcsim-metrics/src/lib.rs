@@ -28,7 +28,9 @@ pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
 pub use occupancy::{
     BufferOccupancy, OccupancyHistogram, OccupancyReport, OccupancyStats, SwitchOccupancy,
 };
-pub use output::{render_table, write_atomic, write_fct_csv, write_hpcc_fct, write_summary_json};
+pub use output::{
+    render_table, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc, write_summary_json,
+};
 pub use record::FlowRecord;
 pub use summary::{BucketRow, SlowdownStats, Summary, SummaryConfig};
 pub use utilization::{LinkSetStats, LinkUsage, LinkUtilization};

@@ -4,6 +4,7 @@
 //! - `fct.txt`: HPCC's format, one line per finished flow in completion order ([`write_hpcc_fct`]), so HPCC's
 //!   `analysis/fct_analysis.py` reads our runs unchanged.
 //! - `summary.json`: the [`Summary`], pretty-printed, keys in declaration order ([`write_summary_json`]).
+//! - `pfc.txt`: HPCC's PFC trace, one line per PAUSE/RESUME frame received ([`write_hpcc_pfc`]).
 //!
 //! [`render_table`] renders a summary for the console.
 
@@ -151,6 +152,21 @@ pub fn write_hpcc_fct(
                 standalone(r).ns()
             );
             w.write_all(line.as_bytes())?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes HPCC's `pfc.txt`: one line per PFC frame received, in the order given (event order), each rendered by
+/// its `Display`: `bfcsim_net::pfc::PfcRecord` gives ns-3 `third.cc`'s `get_pfc` line,
+/// `time_ns node_id node_type if_index type` (1 pause, 0 resume).
+pub fn write_hpcc_pfc<R: std::fmt::Display>(
+    path: impl AsRef<Path>,
+    records: &[R],
+) -> io::Result<()> {
+    write_atomic(path, |w| {
+        for r in records {
+            writeln!(w, "{r}")?;
         }
         Ok(())
     })
@@ -335,6 +351,17 @@ mod tests {
              2,0,1,38884,2000000000.000,2000031480.500,31480.500,15740.000,2.000032,false,3\n"
         );
         assert!(!dir.join("fct.csv.tmp").exists());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn hpcc_pfc_txt_lines_in_order() {
+        let dir = scratch_dir("pfc");
+        let path = dir.join("pfc.txt");
+        write_hpcc_pfc(&path, &["2000001234 130 1 3 1", "2000005678 130 1 3 0"]).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "2000001234 130 1 3 1\n2000005678 130 1 3 0\n");
+        assert!(!dir.join("pfc.txt.tmp").exists());
         fs::remove_dir_all(dir).unwrap();
     }
 

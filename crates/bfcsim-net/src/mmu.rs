@@ -126,6 +126,23 @@ impl Mmu {
         Ok(())
     }
 
+    /// Takes `bytes` for a packet of a lossless (PFC) priority entering `queue` of local `port`, without the
+    /// pool or Dynamic Threshold test: PFC's ingress admission ([`crate::pfc::PfcIngress::admit`]) has already
+    /// granted the bytes, and a lossless packet must not be dropped at egress. HPCC's ns-3 does the same:
+    /// `SwitchMmu::CheckEgressAdmission` always returns true. The bytes are counted like [`Mmu::admit`]'s, so
+    /// occupancy, ECN and [`Mmu::violations`] (a pool over its size) still see them.
+    #[inline]
+    pub fn admit_lossless(&mut self, port: usize, queue: usize, bytes: u64) {
+        let qi = self.qi(port, queue);
+        let held = self.queue_bytes[qi];
+        let extra = self.shared_of(held + bytes) - self.shared_of(held);
+        let pool = self.layout.pool_of_port[port] as usize;
+        self.queue_bytes[qi] = held + bytes;
+        self.pool_used[pool] += extra;
+        self.pool_peak[pool] = self.pool_peak[pool].max(self.pool_used[pool]);
+        self.total += bytes;
+    }
+
     /// Returns `bytes` of a packet leaving `queue` of local `port`.
     #[inline]
     pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
@@ -242,6 +259,23 @@ mod tests {
         assert!(mmu.violations().is_empty());
         mmu.release(0, 0, 1);
         assert_eq!(mmu.violations().len(), 1);
+    }
+
+    /// Lossless admission skips Dynamic Threshold and the pool limit but is counted, and a pool driven over its
+    /// size shows up as a violation.
+    #[test]
+    fn admit_lossless_counts_without_checks() {
+        let mut mmu = Mmu::new(layout(1, 2_000, 0, 0.5));
+        mmu.admit(0, 0, 1_000).unwrap();
+        assert_eq!(mmu.admit(0, 0, 1_000), Err(DropReason::DynamicThreshold));
+        mmu.admit_lossless(0, 0, 1_000);
+        assert_eq!((mmu.queue_bytes(0, 0), mmu.pool_used(0)), (2_000, 2_000));
+        assert!(mmu.violations().is_empty());
+        mmu.admit_lossless(0, 0, 500);
+        assert_eq!(mmu.total(), 2_500);
+        assert_eq!(mmu.violations().len(), 1);
+        mmu.release(0, 0, 2_500);
+        assert_eq!((mmu.total(), mmu.pool_used(0)), (0, 0));
     }
 
     #[test]
