@@ -8,10 +8,12 @@
 //! - [`mmu`]: the shared-buffer memory management unit (pools, static reserves, Dynamic Threshold).
 //! - [`queues`]: a port's queues with strict priority between classes and deficit round robin within one.
 //! - [`ecn`]: RED/ECN marking on instantaneous queue length.
+//! - [`int`]: in-band network telemetry records (HPCC's per-hop timestamp, tx bytes, queue length, rate).
 
 pub mod build;
 pub mod ecn;
 pub mod import;
+pub mod int;
 pub mod mmu;
 pub mod packet;
 pub mod queues;
