@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::cc::{CcConfig, FixedConfig};
 use crate::dcqcn::DcqcnConfig;
 use crate::dctcp::DctcpConfig;
+use crate::hpcc::HpccConfig;
 
 /// One scheme: its name, what it is, and its parameters with default values.
 #[derive(Clone, Debug, Serialize)]
@@ -42,6 +43,11 @@ pub fn catalog() -> Vec<SchemeInfo> {
             params: params(&CcConfig::Dcqcn(DcqcnConfig::default())),
         },
         SchemeInfo {
+            name: "hpcc",
+            summary: "HPCC (Li et al. 2019): INT-driven window and rate, Algorithm 1 with ns-3's fast react; η = 0.95, maxStage = 5 (BFC §6.2.1)",
+            params: params(&CcConfig::Hpcc(HpccConfig::default())),
+        },
+        SchemeInfo {
             name: "none",
             summary: "no end-to-end congestion control: send at line rate, optionally capped at a fixed window",
             params: params(&CcConfig::None(FixedConfig::default())),
@@ -68,5 +74,7 @@ mod tests {
         let mut accepted = super::CcConfig::VARIANTS.to_vec();
         accepted.sort_unstable();
         assert_eq!(listed, accepted);
+        let hpcc = c.iter().find(|s| s.name == "hpcc").unwrap();
+        assert!(hpcc.params.iter().any(|(k, v)| k == "eta" && v == "0.95"));
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::dctcp::{Dctcp, DctcpConfig};
+use crate::hpcc::{Hpcc, HpccConfig};
 
 /// What a controller is told when a flow starts.
 #[derive(Clone, Copy, Debug)]
@@ -178,11 +179,13 @@ pub enum CcConfig {
     Dctcp(DctcpConfig),
     /// DCQCN.
     Dcqcn(DcqcnConfig),
+    /// HPCC.
+    Hpcc(HpccConfig),
 }
 
 impl bfcsim_core::tagged::Tagged for CcConfig {
     const TAG: &'static str = "name";
-    const VARIANTS: &'static [&'static str] = &["none", "dctcp", "dcqcn"];
+    const VARIANTS: &'static [&'static str] = &["none", "dctcp", "dcqcn", "hpcc"];
     const DEFAULT: &'static str = "dctcp";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -192,6 +195,7 @@ impl bfcsim_core::tagged::Tagged for CcConfig {
             "none" => FixedConfig::deserialize(rest).map(CcConfig::None),
             "dctcp" => DctcpConfig::deserialize(rest).map(CcConfig::Dctcp),
             "dcqcn" => DcqcnConfig::deserialize(rest).map(CcConfig::Dcqcn),
+            "hpcc" => HpccConfig::deserialize(rest).map(CcConfig::Hpcc),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -210,6 +214,7 @@ impl CcConfig {
             CcConfig::None(_) => "none",
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Hpcc(_) => "hpcc",
         }
     }
 
@@ -219,6 +224,7 @@ impl CcConfig {
             CcConfig::None(_) => Ok(()),
             CcConfig::Dctcp(c) => c.validate(),
             CcConfig::Dcqcn(c) => c.validate(),
+            CcConfig::Hpcc(c) => c.validate(),
         }
     }
 
@@ -230,6 +236,7 @@ impl CcConfig {
             }),
             CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, ctx)),
             CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, ctx)),
+            CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, ctx)),
         }
     }
 }
@@ -243,6 +250,8 @@ pub enum Cc {
     Dctcp(Dctcp),
     /// See [`Dcqcn`].
     Dcqcn(Dcqcn),
+    /// See [`Hpcc`].
+    Hpcc(Hpcc),
 }
 
 macro_rules! dispatch {
@@ -251,6 +260,7 @@ macro_rules! dispatch {
             Cc::Fixed($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Dcqcn($c) => $e,
+            Cc::Hpcc($c) => $e,
         }
     };
 }

@@ -10,12 +10,14 @@
 //!   The trait's doc gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`).
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
+//! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
 //! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
 
 pub mod catalog;
 pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
 pub mod transport;
 
 pub use cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
