@@ -7,6 +7,7 @@ use crate::cc::{CcConfig, FixedConfig};
 use crate::dcqcn::DcqcnConfig;
 use crate::dctcp::DctcpConfig;
 use crate::hpcc::HpccConfig;
+use crate::rtt_target::RttTargetConfig;
 
 /// One scheme: its name, what it is, and its parameters with default values.
 #[derive(Clone, Debug, Serialize)]
@@ -46,6 +47,11 @@ pub fn catalog() -> Vec<SchemeInfo> {
             name: "hpcc",
             summary: "HPCC (Li et al. 2019): INT-driven window and rate, Algorithm 1 with ns-3's fast react; η = 0.95, maxStage = 5 (BFC §6.2.1)",
             params: params(&CcConfig::Hpcc(HpccConfig::default())),
+        },
+        SchemeInfo {
+            name: "rtt-target",
+            summary: "BFC App. A.1 Algorithm 1 (Goyal et al. 2022): delay-based window keeping the RTT near 2.5 × base RTT",
+            params: params(&CcConfig::RttTarget(RttTargetConfig::default())),
         },
         SchemeInfo {
             name: "none",

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::dctcp::{Dctcp, DctcpConfig};
 use crate::hpcc::{Hpcc, HpccConfig};
+use crate::rtt_target::{RttTarget, RttTargetConfig};
 
 /// What a controller is told when a flow starts.
 #[derive(Clone, Copy, Debug)]
@@ -181,11 +182,13 @@ pub enum CcConfig {
     Dcqcn(DcqcnConfig),
     /// HPCC.
     Hpcc(HpccConfig),
+    /// BFC App. A.1's RTT-target window.
+    RttTarget(RttTargetConfig),
 }
 
 impl bfcsim_core::tagged::Tagged for CcConfig {
     const TAG: &'static str = "name";
-    const VARIANTS: &'static [&'static str] = &["none", "dctcp", "dcqcn", "hpcc"];
+    const VARIANTS: &'static [&'static str] = &["none", "dctcp", "dcqcn", "hpcc", "rtt-target"];
     const DEFAULT: &'static str = "dctcp";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -196,6 +199,7 @@ impl bfcsim_core::tagged::Tagged for CcConfig {
             "dctcp" => DctcpConfig::deserialize(rest).map(CcConfig::Dctcp),
             "dcqcn" => DcqcnConfig::deserialize(rest).map(CcConfig::Dcqcn),
             "hpcc" => HpccConfig::deserialize(rest).map(CcConfig::Hpcc),
+            "rtt-target" => RttTargetConfig::deserialize(rest).map(CcConfig::RttTarget),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -215,6 +219,7 @@ impl CcConfig {
             CcConfig::Dctcp(_) => "dctcp",
             CcConfig::Dcqcn(_) => "dcqcn",
             CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::RttTarget(_) => "rtt-target",
         }
     }
 
@@ -225,6 +230,7 @@ impl CcConfig {
             CcConfig::Dctcp(c) => c.validate(),
             CcConfig::Dcqcn(c) => c.validate(),
             CcConfig::Hpcc(c) => c.validate(),
+            CcConfig::RttTarget(c) => c.validate(),
         }
     }
 
@@ -237,6 +243,7 @@ impl CcConfig {
             CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, ctx)),
             CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, ctx)),
             CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, ctx)),
+            CcConfig::RttTarget(c) => Cc::RttTarget(RttTarget::new(c, ctx)),
         }
     }
 }
@@ -252,6 +259,8 @@ pub enum Cc {
     Dcqcn(Dcqcn),
     /// See [`Hpcc`].
     Hpcc(Hpcc),
+    /// See [`RttTarget`].
+    RttTarget(RttTarget),
 }
 
 macro_rules! dispatch {
@@ -261,6 +270,7 @@ macro_rules! dispatch {
             Cc::Dctcp($c) => $e,
             Cc::Dcqcn($c) => $e,
             Cc::Hpcc($c) => $e,
+            Cc::RttTarget($c) => $e,
         }
     };
 }

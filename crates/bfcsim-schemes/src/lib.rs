@@ -11,6 +11,7 @@
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
+//! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
 //! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
 
 pub mod catalog;
@@ -18,6 +19,7 @@ pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod hpcc;
+pub mod rtt_target;
 pub mod transport;
 
 pub use cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
