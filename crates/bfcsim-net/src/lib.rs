@@ -11,11 +11,13 @@
 //! - [`queues`]: a port's queues with strict priority between classes and deficit round robin within one.
 //! - [`backpressure`]: deadlock prevention for per-hop backpressure (BFC App. B).
 //! - [`ecn`]: RED/ECN marking on instantaneous queue length.
+//! - [`int`]: in-band network telemetry records (HPCC's per-hop timestamp, tx bytes, queue length, rate).
 
 pub mod backpressure;
 pub mod build;
 pub mod ecn;
 pub mod import;
+pub mod int;
 pub mod mmu;
 pub mod packet;
 pub mod pfc;

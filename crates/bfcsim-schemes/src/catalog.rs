@@ -4,7 +4,10 @@
 use serde::Serialize;
 
 use crate::cc::{CcConfig, FixedConfig};
+use crate::dcqcn::DcqcnConfig;
 use crate::dctcp::DctcpConfig;
+use crate::hpcc::HpccConfig;
+use crate::rtt_target::RttTargetConfig;
 
 /// One scheme: its name, what it is, and its parameters with default values.
 #[derive(Clone, Debug, Serialize)]
@@ -36,6 +39,21 @@ pub fn catalog() -> Vec<SchemeInfo> {
             params: params(&CcConfig::Dctcp(DctcpConfig::default())),
         },
         SchemeInfo {
+            name: "dcqcn",
+            summary: "DCQCN (Zhu et al. 2015): ECN/CNP-driven rate control, modelled on HPCC's ns-3 rdma-hw.cc; defaults from its 100 Gb/s config",
+            params: params(&CcConfig::Dcqcn(DcqcnConfig::default())),
+        },
+        SchemeInfo {
+            name: "hpcc",
+            summary: "HPCC (Li et al. 2019): INT-driven window and rate, Algorithm 1 with ns-3's fast react; η = 0.95, maxStage = 5 (BFC §6.2.1)",
+            params: params(&CcConfig::Hpcc(HpccConfig::default())),
+        },
+        SchemeInfo {
+            name: "rtt-target",
+            summary: "BFC App. A.1 Algorithm 1 (Goyal et al. 2022): delay-based window keeping the RTT near 2.5 × base RTT",
+            params: params(&CcConfig::RttTarget(RttTargetConfig::default())),
+        },
+        SchemeInfo {
             name: "none",
             summary: "no end-to-end congestion control: send at line rate, optionally capped at a fixed window",
             params: params(&CcConfig::None(FixedConfig::default())),
@@ -51,5 +69,18 @@ mod tests {
         let dctcp = c.iter().find(|s| s.name == "dctcp").unwrap();
         let names: Vec<&str> = dctcp.params.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, vec!["g", "initial_alpha", "start", "initial_window"]);
+    }
+
+    #[test]
+    fn lists_every_scheme_the_config_accepts() {
+        use bfcsim_core::tagged::Tagged;
+        let c = super::catalog();
+        let mut listed: Vec<&str> = c.iter().map(|s| s.name).collect();
+        listed.sort_unstable();
+        let mut accepted = super::CcConfig::VARIANTS.to_vec();
+        accepted.sort_unstable();
+        assert_eq!(listed, accepted);
+        let hpcc = c.iter().find(|s| s.name == "hpcc").unwrap();
+        assert!(hpcc.params.iter().any(|(k, v)| k == "eta" && v == "0.95"));
     }
 }

@@ -2,9 +2,13 @@
 //! an algorithm must answer; the enum, matched directly, keeps calls static and inlinable.
 
 use bfcsim_core::{Bytes, Rate, Time};
+use bfcsim_net::int::IntStack;
 use serde::{Deserialize, Serialize};
 
+use crate::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::dctcp::{Dctcp, DctcpConfig};
+use crate::hpcc::{Hpcc, HpccConfig};
+use crate::rtt_target::{RttTarget, RttTargetConfig};
 
 /// What a controller is told when a flow starts.
 #[derive(Clone, Copy, Debug)]
@@ -19,27 +23,74 @@ pub struct FlowContext {
     pub bdp: Bytes,
 }
 
-/// What an acknowledgement tells the controller.
+/// What an acknowledgement tells the controller. `Copy` and `Default`: each scheme reads the fields it needs and
+/// the engine may leave the others at their defaults.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckSignal {
     /// Payload bytes newly acknowledged by this ACK.
     pub newly_acked: u64,
     /// Payload bytes among them that carried the CE mark (DCTCP's ECN echo).
     pub ce_bytes: u64,
-    /// The cumulative acknowledgement (next byte the receiver expects).
+    /// The cumulative acknowledgement (next byte the receiver expects); HPCC compares it with the `snd_nxt`
+    /// recorded at its last reference-window update.
     pub ack_seq: u64,
     /// The sender's next sequence to send, at the time of the ACK.
     pub snd_nxt: u64,
+    /// RTT sample: `now` minus the send time of the data packet that triggered this ACK (echoed in the ACK).
+    /// `None` when the engine has no sample. Used by the RTT-target controller.
+    pub rtt: Option<Time>,
+    /// The INT records of the data packet that triggered this ACK, echoed by the receiver (HPCC; see
+    /// [`bfcsim_net::int`] for what each switch egress stamps and when). Empty for schemes without INT.
+    pub int: IntStack,
 }
 
-/// The contract every congestion controller fulfils. Call order: [`CongestionControl::window`] before each
-/// transmission; `on_ack` for each ACK; `on_loss` when a NACK reports a gap; `on_timeout` when the
-/// retransmission timer fires.
+/// The contract every congestion controller fulfils: sans-IO (GUIDE §3.2), it is told `now` and an input and
+/// answers with a window and a pacing rate; it never sees the event queue.
+///
+/// # Call order (the engine's side of the contract)
+///
+/// 1. Flow start: [`CcConfig::instantiate`].
+/// 2. Timers: whenever `now >= next_timer()`, call [`on_timer(now)`](CongestionControl::on_timer) before
+///    anything else at `now`. Keep one pending wake-up per flow at `next_timer()` (re-read it after *every*
+///    call below, since any input may move it) and drop stale wake-ups lazily (GUIDE §3.6). Calling late, or
+///    more than once, is harmless: every input method first fires, in time order and each at its own
+///    scheduled time, all timers due at or before its `now` (timers due exactly at `now` fire before the
+///    input).
+/// 3. Before each data transmission: [`window()`](CongestionControl::window) caps the payload bytes in flight
+///    (`u64::MAX`: no cap); [`rate()`](CongestionControl::rate) paces: the flow's next packet may start
+///    `size / rate` after its previous one started (`None`: line rate, no pacing). Rates change in `on_ack`,
+///    `on_cnp` and `on_timer`; re-read them after those calls and move the flow's next-send time (HPCC's
+///    ns-3 `RdmaHw::ChangeRate` shifts it by the difference between the last packet's transmission time at
+///    the new and at the old rate).
+/// 4. When a data packet of the flow starts transmission at the NIC:
+///    [`on_send(now, bytes)`](CongestionControl::on_send), `bytes` its size on the wire (DCQCN's byte counter).
+/// 5. Each ACK: [`on_ack`](CongestionControl::on_ack); a NACK reporting a gap:
+///    [`on_loss`](CongestionControl::on_loss); the retransmission timer:
+///    [`on_timeout`](CongestionControl::on_timeout).
+/// 6. Each congestion notification for the flow (DCQCN; [`crate::dcqcn::CnpGenerator`] is the receiver side):
+///    [`on_cnp`](CongestionControl::on_cnp). HPCC's ns-3 carries the CNP as a flag on the ACK of a CE-marked
+///    packet; an engine doing the same calls `on_cnp` then `on_ack` at the ACK's arrival
+///    (`RdmaHw::ReceiveAck` calls `cnp_received_mlx` before the per-ACK handlers).
 pub trait CongestionControl {
-    /// Bytes of payload the sender may have in flight.
+    /// Bytes of payload the sender may have in flight (`u64::MAX`: no window).
     fn window(&self) -> u64;
+    /// Pacing rate; `None` sends at line rate (the default, for window-only schemes).
+    fn rate(&self) -> Option<Rate> {
+        None
+    }
     /// An ACK arrived.
     fn on_ack(&mut self, now: Time, ack: &AckSignal);
+    /// A data packet of `bytes` bytes on the wire started transmission (default: ignored).
+    fn on_send(&mut self, _now: Time, _bytes: u64) {}
+    /// A congestion notification packet arrived (DCQCN; default: ignored).
+    fn on_cnp(&mut self, _now: Time) {}
+    /// When [`CongestionControl::on_timer`] must next be called; `None` for never (the default). Only timers
+    /// that can change the window or the rate are reported; the others are caught up by the next call.
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+    /// Fires every timer due at or before `now` (default: nothing to do).
+    fn on_timer(&mut self, _now: Time) {}
     /// A NACK reported a lost packet; `snd_nxt` is the sender's next sequence before it goes back.
     fn on_loss(&mut self, now: Time, snd_nxt: u64);
     /// The retransmission timer fired.
@@ -127,11 +178,17 @@ pub enum CcConfig {
     None(FixedConfig),
     /// DCTCP.
     Dctcp(DctcpConfig),
+    /// DCQCN.
+    Dcqcn(DcqcnConfig),
+    /// HPCC.
+    Hpcc(HpccConfig),
+    /// BFC App. A.1's RTT-target window.
+    RttTarget(RttTargetConfig),
 }
 
 impl bfcsim_core::tagged::Tagged for CcConfig {
     const TAG: &'static str = "name";
-    const VARIANTS: &'static [&'static str] = &["none", "dctcp"];
+    const VARIANTS: &'static [&'static str] = &["none", "dctcp", "dcqcn", "hpcc", "rtt-target"];
     const DEFAULT: &'static str = "dctcp";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -140,6 +197,9 @@ impl bfcsim_core::tagged::Tagged for CcConfig {
         match name {
             "none" => FixedConfig::deserialize(rest).map(CcConfig::None),
             "dctcp" => DctcpConfig::deserialize(rest).map(CcConfig::Dctcp),
+            "dcqcn" => DcqcnConfig::deserialize(rest).map(CcConfig::Dcqcn),
+            "hpcc" => HpccConfig::deserialize(rest).map(CcConfig::Hpcc),
+            "rtt-target" => RttTargetConfig::deserialize(rest).map(CcConfig::RttTarget),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -157,6 +217,9 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => "none",
             CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::Dcqcn(_) => "dcqcn",
+            CcConfig::Hpcc(_) => "hpcc",
+            CcConfig::RttTarget(_) => "rtt-target",
         }
     }
 
@@ -165,6 +228,9 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => Ok(()),
             CcConfig::Dctcp(c) => c.validate(),
+            CcConfig::Dcqcn(c) => c.validate(),
+            CcConfig::Hpcc(c) => c.validate(),
+            CcConfig::RttTarget(c) => c.validate(),
         }
     }
 
@@ -175,6 +241,9 @@ impl CcConfig {
                 window: c.window.map_or(u64::MAX, |w| w.resolve(ctx)),
             }),
             CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, ctx)),
+            CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, ctx)),
+            CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, ctx)),
+            CcConfig::RttTarget(c) => Cc::RttTarget(RttTarget::new(c, ctx)),
         }
     }
 }
@@ -186,6 +255,12 @@ pub enum Cc {
     Fixed(Fixed),
     /// See [`Dctcp`].
     Dctcp(Dctcp),
+    /// See [`Dcqcn`].
+    Dcqcn(Dcqcn),
+    /// See [`Hpcc`].
+    Hpcc(Hpcc),
+    /// See [`RttTarget`].
+    RttTarget(RttTarget),
 }
 
 macro_rules! dispatch {
@@ -193,6 +268,9 @@ macro_rules! dispatch {
         match $self {
             Cc::Fixed($c) => $e,
             Cc::Dctcp($c) => $e,
+            Cc::Dcqcn($c) => $e,
+            Cc::Hpcc($c) => $e,
+            Cc::RttTarget($c) => $e,
         }
     };
 }
@@ -203,8 +281,28 @@ impl CongestionControl for Cc {
         dispatch!(self, c => c.window())
     }
     #[inline]
+    fn rate(&self) -> Option<Rate> {
+        dispatch!(self, c => c.rate())
+    }
+    #[inline]
     fn on_ack(&mut self, now: Time, ack: &AckSignal) {
         dispatch!(self, c => c.on_ack(now, ack))
+    }
+    #[inline]
+    fn on_send(&mut self, now: Time, bytes: u64) {
+        dispatch!(self, c => c.on_send(now, bytes))
+    }
+    #[inline]
+    fn on_cnp(&mut self, now: Time) {
+        dispatch!(self, c => c.on_cnp(now))
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<Time> {
+        dispatch!(self, c => c.next_timer())
+    }
+    #[inline]
+    fn on_timer(&mut self, now: Time) {
+        dispatch!(self, c => c.on_timer(now))
     }
     #[inline]
     fn on_loss(&mut self, now: Time, snd_nxt: u64) {

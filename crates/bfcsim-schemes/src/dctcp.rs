@@ -187,6 +187,7 @@ mod tests {
             ce_bytes: ce,
             ack_seq,
             snd_nxt,
+            ..AckSignal::default()
         }
     }
 

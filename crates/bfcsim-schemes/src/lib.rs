@@ -1,19 +1,27 @@
 //! Protocol state machines of bfcsim (layer 3 of GUIDE §3.1). Each is sans-IO (GUIDE §3.2): it is handed `now`
-//! and an input (`on_ack`, `on_loss`, `on_timeout`, or a received packet's fields) and answers with a window
-//! or an action; it never sees the event queue, so it is unit-tested by scripting inputs.
+//! and an input (`on_ack`, `on_cnp`, `on_send`, `on_timer`, `on_loss`, `on_timeout`, or a received packet's
+//! fields) and answers with a window, a rate or an action; it never sees the event queue, so it is unit-tested
+//! by scripting inputs.
 //!
 //! - [`transport`]: reliable delivery: the sender's go-back-N state with NACKs and a retransmission timeout,
 //!   and the receiver's cumulative ACKs (every packet or every N).
 //! - [`cc`]: the congestion-control contract ([`cc::CongestionControl`]) and the [`cc::Cc`] enum that stores
 //!   and dispatches every algorithm.
+//!   The trait's doc gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`).
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
 //! - [`bfc`]: Backpressure Flow Control's switch state (Goyal et al., NSDI 2022, §3.3).
+//! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
+//! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
+//! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
 //! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
 
 pub mod bfc;
 pub mod catalog;
 pub mod cc;
+pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
+pub mod rtt_target;
 pub mod transport;
 
-pub use cc::{Cc, CcConfig, CongestionControl, FlowContext};
+pub use cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};

@@ -953,6 +953,7 @@ impl Sim {
                     ce_bytes: p.ce_bytes as u64,
                     ack_seq: p.seq,
                     snd_nxt: a.sender.snd_nxt(),
+                    ..AckSignal::default()
                 };
                 a.cc.on_ack(self.now, &signal);
                 self.make_ready(p.flow);

@@ -1,0 +1,166 @@
+//! In-band network telemetry (INT) records, as HPCC uses them (Li et al., SIGCOMM 2019, §3.2 and §4; HPCC's
+//! ns-3 `int-header.h`): every switch egress a data packet leaves appends one [`IntHop`], the receiver copies
+//! the packet's [`IntStack`] into its ACK, and the sender's controller compares it with the stack of the
+//! previous ACK, hop by hop.
+//!
+//! Where the engine stamps a hop (HPCC's ns-3 `SwitchNode::SwitchNotifyDequeue`): when the data packet is
+//! dequeued at a switch egress port to start its transmission, with
+//! - `ts`: the dequeue time;
+//! - `tx_bytes`: the bytes that port has transmitted so far, every packet and every queue, *excluding* this
+//!   packet (ns-3 adds the packet's size to `m_txBytes` after stamping);
+//! - `qlen`: the bytes still queued at that port, all queues together, after this packet left the queue;
+//! - `rate`: the port's link rate.
+//!
+//! Hosts push nothing. The values are exact: ns-3 packs them into 64 bits per hop (24-bit nanosecond
+//! timestamps, byte counts in units of 128·`INT_MULTI` B, queue lengths in units of 80·`INT_MULTI` B); we keep
+//! full precision, which only removes quantization noise.
+
+use bfcsim_core::{Rate, Time};
+
+/// The most hops a stack records (ns-3 `IntHeader::maxHop`).
+pub const MAX_HOPS: usize = 5;
+
+/// One switch egress's record, stamped as the packet starts transmission there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntHop {
+    /// When the packet was dequeued at this egress.
+    pub ts: Time,
+    /// Cumulative bytes the egress had transmitted before this packet.
+    pub tx_bytes: u64,
+    /// Bytes queued at the egress (all queues) as the packet left.
+    pub qlen: u64,
+    /// The egress link's rate.
+    pub rate: Rate,
+}
+
+impl IntHop {
+    /// Placeholder for the unused slots of a stack; never visible through the stack's API.
+    const UNUSED: IntHop = IntHop {
+        ts: Time::ZERO,
+        tx_bytes: 0,
+        qlen: 0,
+        rate: Rate(0),
+    };
+}
+
+/// The INT records a packet carries: up to [`MAX_HOPS`] hops in path order. Fixed capacity and `Copy`, so
+/// packets and ACK signals stay allocation-free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntStack {
+    hops: [IntHop; MAX_HOPS],
+    /// Hops pushed, including any beyond the capacity (saturating).
+    pushed: u8,
+}
+
+impl Default for IntStack {
+    fn default() -> Self {
+        IntStack::EMPTY
+    }
+}
+
+impl IntStack {
+    /// A stack with no hops (what packets carry when the scheme uses no INT).
+    pub const EMPTY: IntStack = IntStack {
+        hops: [IntHop::UNUSED; MAX_HOPS],
+        pushed: 0,
+    };
+
+    /// Appends a hop. Past [`MAX_HOPS`] the hop is not stored and the stack is marked as overflowed
+    /// ([`IntStack::overflowed`]); returns whether the hop was stored.
+    #[inline]
+    pub fn push(&mut self, hop: IntHop) -> bool {
+        let i = self.pushed as usize;
+        self.pushed = self.pushed.saturating_add(1);
+        if i < MAX_HOPS {
+            self.hops[i] = hop;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Number of stored hops.
+    #[inline]
+    pub fn len(&self) -> usize {
+        (self.pushed as usize).min(MAX_HOPS)
+    }
+
+    /// No hop recorded.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pushed == 0
+    }
+
+    /// More hops were pushed than fit. HPCC's ns-3 then ignores the whole record (`UpdateRateHp` only acts
+    /// when `nhop <= maxHop`), and so does bfcsim's HPCC controller.
+    #[inline]
+    pub fn overflowed(&self) -> bool {
+        self.pushed as usize > MAX_HOPS
+    }
+
+    /// The stored hops, in path order.
+    #[inline]
+    pub fn hops(&self) -> &[IntHop] {
+        &self.hops[..self.len()]
+    }
+
+    /// Iterates over the stored hops in path order.
+    #[inline]
+    pub fn iter(&self) -> std::slice::Iter<'_, IntHop> {
+        self.hops().iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a IntStack {
+    type Item = &'a IntHop;
+    type IntoIter = std::slice::Iter<'a, IntHop>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hop(i: u64) -> IntHop {
+        IntHop {
+            ts: Time::from_ns(i),
+            tx_bytes: 1000 * i,
+            qlen: i,
+            rate: Rate::gbps(100),
+        }
+    }
+
+    #[test]
+    fn push_and_iterate_in_path_order() {
+        let mut s = IntStack::default();
+        assert!(s.is_empty());
+        assert_eq!(s.len(), 0);
+        assert!(s.push(hop(1)));
+        assert!(s.push(hop(2)));
+        assert_eq!(s.len(), 2);
+        let ts: Vec<Time> = s.iter().map(|h| h.ts).collect();
+        assert_eq!(ts, vec![Time::from_ns(1), Time::from_ns(2)]);
+        assert_eq!((&s).into_iter().count(), 2);
+        assert!(!s.overflowed());
+        // Copy: the ACK keeps its own stack.
+        let copy = s;
+        s.push(hop(3));
+        assert_eq!(copy.len(), 2);
+        assert_eq!(s.len(), 3);
+    }
+
+    #[test]
+    fn sixth_hop_overflows() {
+        let mut s = IntStack::EMPTY;
+        for i in 0..MAX_HOPS as u64 {
+            assert!(s.push(hop(i)));
+        }
+        assert!(!s.overflowed());
+        assert!(!s.push(hop(9)));
+        assert!(s.overflowed());
+        assert_eq!(s.len(), MAX_HOPS);
+        assert_eq!(s.hops()[MAX_HOPS - 1], hop(MAX_HOPS as u64 - 1));
+    }
+}

@@ -1,0 +1,546 @@
+//! HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019) as a sans-IO window-and-rate
+//! controller driven by the INT records ACKs echo ([`bfcsim_net::int`]).
+//!
+//! Algorithm 1 of the paper, with the details of HPCC's ns-3 `rdma-hw.cc` (`HandleAckHp`, `UpdateRateHp`,
+//! `FastReactHp`, aggregate mode `MULTI_RATE 0`):
+//!
+//! - MeasureInflight (§3.2, per ACK): for each hop i, from this ACK's record and the previous ACK's,
+//!   `txRate = Δtx_bytes/Δts` and `u′ = min(qlen, previous qlen)/(B·T) + txRate/B` (B the hop's link rate,
+//!   T the base RTT); keep the hop with the largest u′ (strictly larger: ties keep the first) and its
+//!   `τ = Δts`; then `U ← (1 − τ/T)·U + (τ/T)·u′` with τ capped at T. U starts at 1 (ns-3 `hp.u = 1`).
+//! - ComputeWind (§3.3): if `U ≥ η` or `incStage ≥ maxStage`, `W = W_c/(U/η) + W_AI` (multiplicative step,
+//!   incStage reset); else `W = W_c + W_AI` (additive step, incStage + 1). W is kept within
+//!   `[min_rate·T, line rate·T]` (ns-3 bounds the rate by `m_minRate` and `m_max_rate`).
+//! - NewAck (§3.3): the reference window W_c and incStage are committed once per RTT, on the first ACK whose
+//!   `ack_seq` passes the `snd_nxt` recorded at the previous commit (`m_lastUpdateSeq`); other ACKs compute W
+//!   from the same W_c without committing ("fast react", ns-3 `FAST_REACT 1`). The very first ACK only
+//!   records the INT stack and `snd_nxt` (ns-3's "first RTT" branch).
+//! - Start at line rate: W = W_c = one BDP (`line rate·T`); the pacing rate is always `R = W/T` (ns-3 `VAR_WIN 1`:
+//!   window = BDP·rate/line rate).
+//!
+//! Departures: INT values are exact (ns-3 quantizes them, see [`bfcsim_net::int`]); a hop whose timestamp did
+//! not advance, or whose rate is zero, is skipped (ns-3 would divide by zero); when the number of hops
+//! changes (a new path), the ACK only re-baselines the records; a stack that overflowed
+//! ([`bfcsim_net::int::IntStack::overflowed`]) is ignored, as ns-3 ignores `nhop > maxHop`. Losses and
+//! timeouts leave W alone (ns-3's NACK handling only rewinds the sender).
+
+use bfcsim_core::{Bytes, Rate, Time};
+use bfcsim_net::int::IntStack;
+use serde::{Deserialize, Serialize};
+
+use crate::cc::{AckSignal, CongestionControl, FlowContext};
+
+/// Bytes of INT header HPCC adds to every data packet in BFC's comparisons (BFC §6.3: "the overhead of the
+/// INT header (80 B per-packet)"); the engine adds it to the wire size of HPCC's data packets. (HPCC's
+/// ns-3 header is 42 B: five 8-byte hops and a hop count.)
+pub const INT_OVERHEAD: Bytes = Bytes(80);
+
+/// HPCC parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpccConfig {
+    /// Target utilization η (paper §3.3 and BFC §6.2.1: 0.95; ns-3 `U_TARGET 0.95`).
+    pub eta: f64,
+    /// maxStage: additive steps before a multiplicative one is forced (paper §3.3 and BFC §6.2.1: 5; the
+    /// reference ns-3 runs use `MI_THRESH 0`, run.py's default).
+    pub max_stage: u32,
+    /// Additive increase as a rate, W_AI = rate_ai·T (ns-3 `RATE_AI 50Mb/s` in
+    /// `reference/ns3-perf-k8/hpcc.config.txt` line 22; run.py's default is 10 Mb/s per 25 Gb/s of line rate).
+    pub rate_ai: Rate,
+    /// W_AI in bytes, overriding `rate_ai` (the paper's §3.3 suggests W_init·(1 − η)/N for N expected flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_ai: Option<Bytes>,
+    /// T, the base RTT of the utilization estimate and of `R = W/T`; absent: the fabric's largest base RTT
+    /// (ns-3 `GLOBAL_T 1`: one T, the maximum RTT, for every flow).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_rtt: Option<Time>,
+    /// Lower bound of the rate, W ≥ min_rate·T (ns-3 `MIN_RATE 1000Mb/s`, line 24).
+    pub min_rate: Rate,
+    /// React to every ACK, not only once per RTT (ns-3 `FAST_REACT 1`, line 35; the paper's Algorithm 1).
+    pub fast_react: bool,
+}
+
+impl Default for HpccConfig {
+    fn default() -> Self {
+        HpccConfig {
+            eta: 0.95,
+            max_stage: 5,
+            rate_ai: Rate(50_000_000),
+            w_ai: None,
+            base_rtt: None,
+            min_rate: Rate::gbps(1),
+            fast_react: true,
+        }
+    }
+}
+
+impl HpccConfig {
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.eta > 0.0 && self.eta <= 1.0) {
+            return Err(format!("hpcc eta = {} must be in (0, 1]", self.eta));
+        }
+        if self.rate_ai.0 == 0 {
+            return Err("hpcc rate_ai must be positive".into());
+        }
+        if self.w_ai == Some(Bytes::ZERO) {
+            return Err("hpcc w_ai must be positive".into());
+        }
+        if self.base_rtt == Some(Time::ZERO) {
+            return Err("hpcc base_rtt must be positive".into());
+        }
+        if self.min_rate.0 == 0 {
+            return Err("hpcc min_rate must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+/// One flow's HPCC state. Windows are in payload bytes, kept as `f64` between ACKs.
+#[derive(Clone, Debug)]
+pub struct Hpcc {
+    eta: f64,
+    max_stage: u32,
+    w_ai: f64,
+    /// T in picoseconds.
+    t: f64,
+    min_w: f64,
+    max_w: f64,
+    fast_react: bool,
+
+    /// Current window W.
+    w: f64,
+    /// Reference window W_c.
+    wc: f64,
+    /// Normalized inflight estimate U.
+    u: f64,
+    inc_stage: u32,
+    /// `snd_nxt` at the last commit of W_c; `None` before the first ACK.
+    last_update_seq: Option<u64>,
+    /// The INT stack of the previous ACK.
+    prev: IntStack,
+}
+
+impl Hpcc {
+    /// A flow's controller at its start: one BDP, line rate.
+    pub fn new(cfg: &HpccConfig, ctx: &FlowContext) -> Hpcc {
+        let t = cfg.base_rtt.unwrap_or(ctx.base_rtt).0 as f64;
+        let bytes_in_t = |r: Rate| r.0 as f64 * t / 8e12;
+        let max_w = bytes_in_t(ctx.line_rate);
+        let min_w = bytes_in_t(cfg.min_rate).min(max_w);
+        Hpcc {
+            eta: cfg.eta,
+            max_stage: cfg.max_stage,
+            w_ai: cfg
+                .w_ai
+                .map_or_else(|| bytes_in_t(cfg.rate_ai), |b| b.0 as f64),
+            t,
+            min_w,
+            max_w,
+            fast_react: cfg.fast_react,
+            w: max_w,
+            wc: max_w,
+            u: 1.0,
+            inc_stage: 0,
+            last_update_seq: None,
+            prev: IntStack::EMPTY,
+        }
+    }
+
+    /// The current window W in bytes, unrounded.
+    pub fn cwnd(&self) -> f64 {
+        self.w
+    }
+
+    /// The reference window W_c in bytes.
+    pub fn reference_window(&self) -> f64 {
+        self.wc
+    }
+
+    /// The normalized inflight estimate U.
+    pub fn utilization(&self) -> f64 {
+        self.u
+    }
+
+    /// Additive steps since the last multiplicative one.
+    pub fn inc_stage(&self) -> u32 {
+        self.inc_stage
+    }
+
+    /// MeasureInflight and ComputeWind for one ACK's INT stack; commits W_c when `commit`.
+    fn react(&mut self, int: &IntStack, commit: bool) {
+        if int.len() != self.prev.len() {
+            self.prev = *int;
+            return;
+        }
+        let mut u_max = 0.0;
+        let mut tau = 0u64;
+        for (new, old) in int.iter().zip(self.prev.iter()) {
+            let dt = new.ts.0.saturating_sub(old.ts.0);
+            if dt == 0 || new.rate.0 == 0 {
+                continue;
+            }
+            let b = new.rate.0 as f64;
+            let tx_rate = new.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8e12 / dt as f64;
+            let qlen = new.qlen.min(old.qlen) as f64;
+            let u = tx_rate / b + qlen * 8e12 / (b * self.t);
+            if u > u_max {
+                u_max = u;
+                tau = dt;
+            }
+        }
+        self.prev = *int;
+        if int.is_empty() {
+            return;
+        }
+        let tau = (tau as f64).min(self.t);
+        self.u = (self.u * (self.t - tau) + u_max * tau) / self.t;
+        let c = self.u / self.eta;
+        let (w, stage) = if c >= 1.0 || self.inc_stage >= self.max_stage {
+            (self.wc / c + self.w_ai, 0)
+        } else {
+            (self.wc + self.w_ai, self.inc_stage + 1)
+        };
+        self.w = w.clamp(self.min_w, self.max_w);
+        if commit {
+            self.wc = self.w;
+            self.inc_stage = stage;
+        }
+    }
+}
+
+impl CongestionControl for Hpcc {
+    #[inline]
+    fn window(&self) -> u64 {
+        (self.w as u64).max(1)
+    }
+
+    #[inline]
+    fn rate(&self) -> Option<Rate> {
+        Some(Rate(((self.w * 8e12 / self.t) as u64).max(1)))
+    }
+
+    fn on_ack(&mut self, _now: Time, ack: &AckSignal) {
+        let Some(last) = self.last_update_seq else {
+            self.prev = ack.int;
+            self.last_update_seq = Some(ack.snd_nxt);
+            return;
+        };
+        let commit = ack.ack_seq > last;
+        if (commit || self.fast_react) && !ack.int.overflowed() {
+            self.react(&ack.int, commit);
+        }
+        if commit {
+            self.last_update_seq = Some(last.max(ack.snd_nxt));
+        }
+    }
+
+    fn on_loss(&mut self, _now: Time, _snd_nxt: u64) {}
+
+    fn on_timeout(&mut self, _now: Time) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bfcsim_net::int::IntHop;
+
+    fn ctx() -> FlowContext {
+        FlowContext {
+            mss: 1000,
+            line_rate: Rate::gbps(100),
+            base_rtt: Time::from_us(8),
+            bdp: Bytes(100_000),
+        }
+    }
+
+    fn hop(ts_us: u64, tx_bytes: u64, qlen: u64, gbps: u64) -> IntHop {
+        IntHop {
+            ts: Time::from_us(ts_us),
+            tx_bytes,
+            qlen,
+            rate: Rate::gbps(gbps),
+        }
+    }
+
+    fn ack(ack_seq: u64, snd_nxt: u64, hops: &[IntHop]) -> AckSignal {
+        let mut int = IntStack::EMPTY;
+        for h in hops {
+            int.push(*h);
+        }
+        AckSignal {
+            ack_seq,
+            snd_nxt,
+            int,
+            ..AckSignal::default()
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    // All tests: 100 Gb/s, T = 8 µs, so BDP = 100 000 B, W_AI = 50 Mb/s·8 µs = 50 B, W ≥ 1 Gb/s·8 µs =
+    // 1000 B. A hop's u′ = Δtx·8/(Δts·B) + min(qlen)·8/(B·T); at 100 Gb/s, qlen/(B·T) = qlen/100 000 B.
+
+    #[test]
+    fn one_hop_decrease_then_additive_steps_to_max_stage() {
+        let mut h = Hpcc::new(&HpccConfig::default(), &ctx());
+        assert_eq!(h.window(), 100_000);
+        assert_eq!(h.rate(), Some(Rate::gbps(100)));
+
+        // ACK 0: records the stack and snd_nxt = 100 000; nothing else.
+        h.on_ack(Time::ZERO, &ack(1_000, 100_000, &[hop(0, 0, 20_000, 100)]));
+        assert_eq!(h.window(), 100_000);
+
+        // ACK 1 (ack_seq 2 000 ≤ 100 000: fast react): 12 500 B in 1 µs = 100 Gb/s, u′ = 1 + 20 000/100 000
+        // = 1.2, τ = 1 µs: U = (1·7 + 1.2·1)/8 = 1.025 ≥ η. W = W_c·η/U + W_AI = 100 000·0.95/1.025 + 50
+        // = 92 732.93; W_c and incStage are not committed.
+        h.on_ack(
+            Time::ZERO,
+            &ack(2_000, 101_000, &[hop(1, 12_500, 20_000, 100)]),
+        );
+        assert!(close(h.utilization(), 1.025));
+        assert!(close(h.cwnd(), 100_000.0 * 0.95 / 1.025 + 50.0));
+        assert_eq!(h.window(), 92_732);
+        assert_eq!(h.rate(), Some(Rate(92_732_926_829)));
+        assert_eq!(h.reference_window(), 100_000.0);
+
+        // ACK 2 (ack_seq 101 000 > 100 000: commit): 100 000 B in 8 µs = 100 Gb/s, min(40 000, 20 000)
+        // = 20 000 queued: u′ = 1.2, τ = T so U = 1.2. W = 100 000·0.95/1.2 + 50 = 79 216.67 = W_c.
+        h.on_ack(
+            Time::ZERO,
+            &ack(101_000, 120_000, &[hop(9, 112_500, 40_000, 100)]),
+        );
+        let w2 = 100_000.0 * 0.95 / 1.2 + 50.0;
+        assert!(close(h.utilization(), 1.2));
+        assert!(close(h.cwnd(), w2));
+        assert!(close(h.reference_window(), w2));
+        assert_eq!(h.inc_stage(), 0);
+        assert_eq!(h.rate(), Some(Rate(79_216_666_666)));
+
+        // ACK 3 (commit, 121 000 > 120 000): 40 000 B in 8 µs = 40 Gb/s, queue gone: u′ = U = 0.4 < η,
+        // incStage 0 < 5: additive, W = W_c + 50.
+        h.on_ack(
+            Time::ZERO,
+            &ack(121_000, 130_000, &[hop(17, 152_500, 0, 100)]),
+        );
+        assert!(close(h.utilization(), 0.4));
+        assert!(close(h.cwnd(), w2 + 50.0));
+        assert_eq!(h.inc_stage(), 1);
+
+        // A fast-react ACK in between: W = W_c + 50 again, not accumulated.
+        h.on_ack(
+            Time::ZERO,
+            &ack(125_000, 131_000, &[hop(18, 157_500, 0, 100)]),
+        );
+        assert!(close(h.cwnd(), w2 + 100.0));
+        assert!(close(h.reference_window(), w2 + 50.0));
+        assert_eq!(h.inc_stage(), 1);
+
+        // Four more committing ACKs at 40 Gb/s: incStage 2..5, W = w2 + 100 ... w2 + 250.
+        let mut ts = 18;
+        let mut tx = 157_500;
+        let mut seq = 131_000;
+        for k in 2..=5u32 {
+            ts += 8;
+            tx += 40_000;
+            h.on_ack(
+                Time::ZERO,
+                &ack(seq + 1, seq + 10_000, &[hop(ts, tx, 0, 100)]),
+            );
+            seq += 10_000;
+            assert!(close(h.cwnd(), w2 + 50.0 * k as f64), "stage {k}");
+            assert_eq!(h.inc_stage(), k);
+        }
+        // incStage = maxStage: the next commit is multiplicative although U = 0.4 < η:
+        // W = W_c·0.95/0.4 + 50 = 188 783 → capped at one BDP.
+        h.on_ack(
+            Time::ZERO,
+            &ack(seq + 1, seq + 10_000, &[hop(ts + 8, tx + 40_000, 0, 100)]),
+        );
+        assert_eq!(h.cwnd(), 100_000.0);
+        assert_eq!(h.inc_stage(), 0);
+        assert_eq!(h.rate(), Some(Rate::gbps(100)));
+    }
+
+    #[test]
+    fn two_hops_take_the_most_utilized_with_its_own_tau() {
+        let mut h = Hpcc::new(&HpccConfig::default(), &ctx());
+        h.on_ack(
+            Time::ZERO,
+            &ack(1_000, 100_000, &[hop(0, 0, 0, 100), hop(0, 0, 10_000, 50)]),
+        );
+        // Hop 0 (100 Gb/s): 50 000 B in 8 µs = 50 Gb/s, no queue: u′ = 0.5.
+        // Hop 1 (50 Gb/s): 25 000 B in 4 µs = 50 Gb/s = B, min(15 000, 10 000) queued:
+        // u′ = 1 + 10 000·8/(50e9·8 µs) = 1.2, τ = 4 µs. U = (1·(8 − 4) + 1.2·4)/8 = 1.1.
+        // W = 100 000·0.95/1.1 + 50 = 86 413.64.
+        h.on_ack(
+            Time::ZERO,
+            &ack(
+                101_000,
+                150_000,
+                &[hop(8, 50_000, 0, 100), hop(4, 25_000, 15_000, 50)],
+            ),
+        );
+        assert!(close(h.utilization(), 1.1));
+        assert!(close(h.cwnd(), 100_000.0 * 0.95 / 1.1 + 50.0));
+        assert_eq!(h.window(), 86_413);
+        assert_eq!(h.rate(), Some(Rate(86_413_636_363)));
+    }
+
+    #[test]
+    fn reference_profile_is_always_multiplicative() {
+        // max_stage = 0 (the reference ns-3 runs): every step is W = W_c·η/U + W_AI, even below η.
+        let cfg = HpccConfig {
+            max_stage: 0,
+            ..HpccConfig::default()
+        };
+        let mut h = Hpcc::new(&cfg, &ctx());
+        h.on_ack(
+            Time::ZERO,
+            &ack(1_000, 100_000, &[hop(0, 0, 1_000_000, 100)]),
+        );
+        // 100 Gb/s and min(10 MB, 1 MB) = 1 MB queued: u′ = 1 + 10 = 11 = U; W = 100 000·0.95/11 + 50.
+        h.on_ack(
+            Time::ZERO,
+            &ack(101_000, 200_000, &[hop(8, 100_000, 10_000_000, 100)]),
+        );
+        let w1 = 100_000.0 * 0.95 / 11.0 + 50.0;
+        assert!(close(h.cwnd(), w1));
+        // 40 Gb/s, no queue: U = 0.4, W = W_c·0.95/0.4 + 50 twice (20 680.6, 49 166.9), then capped.
+        let w2 = w1 * 0.95 / 0.4 + 50.0;
+        h.on_ack(
+            Time::ZERO,
+            &ack(201_000, 300_000, &[hop(16, 140_000, 0, 100)]),
+        );
+        assert!(close(h.cwnd(), w2));
+        assert_eq!(h.inc_stage(), 0);
+        h.on_ack(
+            Time::ZERO,
+            &ack(301_000, 400_000, &[hop(24, 180_000, 0, 100)]),
+        );
+        assert!(close(h.cwnd(), w2 * 0.95 / 0.4 + 50.0));
+        h.on_ack(
+            Time::ZERO,
+            &ack(401_000, 500_000, &[hop(32, 220_000, 0, 100)]),
+        );
+        assert_eq!(h.cwnd(), 100_000.0);
+        // Floor: 100 Gb/s with the queue only just built (min(100 MB, 0) = 0): U = 1, W = 95 050; then
+        // 100 MB on both records: U = 1001, W = 95 050·0.95/1001 + 50 = 140 → 1 Gb/s·8 µs = 1000 B.
+        h.on_ack(
+            Time::ZERO,
+            &ack(501_000, 600_000, &[hop(40, 320_000, 100_000_000, 100)]),
+        );
+        assert!(close(h.cwnd(), 100_000.0 * 0.95 + 50.0));
+        h.on_ack(
+            Time::ZERO,
+            &ack(601_000, 700_000, &[hop(48, 420_000, 100_000_000, 100)]),
+        );
+        assert_eq!(h.window(), 1_000);
+        assert_eq!(h.rate(), Some(Rate::gbps(1)));
+    }
+
+    #[test]
+    fn no_fast_react_waits_for_the_next_rtt() {
+        let cfg = HpccConfig {
+            fast_react: false,
+            ..HpccConfig::default()
+        };
+        let mut h = Hpcc::new(&cfg, &ctx());
+        h.on_ack(Time::ZERO, &ack(1_000, 100_000, &[hop(0, 0, 20_000, 100)]));
+        h.on_ack(
+            Time::ZERO,
+            &ack(2_000, 101_000, &[hop(1, 12_500, 20_000, 100)]),
+        );
+        assert_eq!(h.cwnd(), 100_000.0);
+        assert_eq!(h.utilization(), 1.0);
+        // The committing ACK compares with ACK 0's records (the ignored ACK did not replace them):
+        // 112 500 B in 9 µs = 100 Gb/s, τ = 9 µs capped at T: U = u′ = 1.2.
+        h.on_ack(
+            Time::ZERO,
+            &ack(101_000, 120_000, &[hop(9, 112_500, 40_000, 100)]),
+        );
+        assert!(close(h.utilization(), 1.2));
+        assert!(close(h.cwnd(), 100_000.0 * 0.95 / 1.2 + 50.0));
+    }
+
+    #[test]
+    fn path_change_and_overflow_only_rebaseline() {
+        let mut h = Hpcc::new(&HpccConfig::default(), &ctx());
+        h.on_ack(Time::ZERO, &ack(1_000, 100_000, &[hop(0, 0, 0, 100)]));
+        // Two hops now: records replaced, W unchanged.
+        h.on_ack(
+            Time::ZERO,
+            &ack(
+                101_000,
+                200_000,
+                &[hop(8, 0, 50_000, 100), hop(8, 0, 0, 100)],
+            ),
+        );
+        assert_eq!(h.cwnd(), 100_000.0);
+        assert_eq!(h.utilization(), 1.0);
+        let mut six = IntStack::EMPTY;
+        for _ in 0..6 {
+            six.push(hop(16, 100_000, 90_000, 100));
+        }
+        let overflow = AckSignal {
+            ack_seq: 201_000,
+            snd_nxt: 300_000,
+            int: six,
+            ..AckSignal::default()
+        };
+        h.on_ack(Time::ZERO, &overflow);
+        assert_eq!(h.cwnd(), 100_000.0);
+    }
+
+    #[test]
+    fn config_round_trips_and_rejects_unknown_keys() {
+        use crate::cc::CcConfig;
+        let cfg = CcConfig::Hpcc(HpccConfig {
+            w_ai: Some(Bytes(80)),
+            base_rtt: Some(Time::from_us(13)),
+            ..HpccConfig::default()
+        });
+        let text = toml::to_string(&cfg).unwrap();
+        assert_eq!(toml::from_str::<CcConfig>(&text).unwrap(), cfg);
+        let default = CcConfig::Hpcc(HpccConfig::default());
+        assert_eq!(
+            toml::from_str::<CcConfig>(&toml::to_string(&default).unwrap()).unwrap(),
+            default
+        );
+        assert_eq!(
+            toml::from_str::<CcConfig>("name = \"hpcc\"\neta = 0.9").unwrap(),
+            CcConfig::Hpcc(HpccConfig {
+                eta: 0.9,
+                ..HpccConfig::default()
+            })
+        );
+        assert!(toml::from_str::<CcConfig>("name = \"hpcc\"\nmaxStage = 5").is_err());
+    }
+
+    #[test]
+    fn validate_rejects_bad_ranges() {
+        assert!(HpccConfig::default().validate().is_ok());
+        for c in [
+            HpccConfig {
+                eta: 0.0,
+                ..HpccConfig::default()
+            },
+            HpccConfig {
+                eta: 1.2,
+                ..HpccConfig::default()
+            },
+            HpccConfig {
+                w_ai: Some(Bytes::ZERO),
+                ..HpccConfig::default()
+            },
+            HpccConfig {
+                base_rtt: Some(Time::ZERO),
+                ..HpccConfig::default()
+            },
+        ] {
+            assert!(c.validate().is_err(), "{c:?}");
+        }
+    }
+}
