@@ -15,6 +15,7 @@
 
 pub mod buckets;
 pub mod drops;
+pub mod hop;
 pub mod ideal;
 pub mod occupancy;
 pub mod output;
@@ -24,6 +25,7 @@ pub mod utilization;
 
 pub use buckets::BucketScheme;
 pub use drops::DropCounts;
+pub use hop::{DelayReport, FlowControlReport};
 pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
 pub use occupancy::{
     BufferOccupancy, OccupancyHistogram, OccupancyReport, OccupancyStats, SwitchOccupancy,

@@ -278,6 +278,40 @@ pub fn render_table(summary: &Summary) -> String {
             if set.links == 1 { "" } else { "s" }
         );
     }
+    if let Some(d) = &summary.queuing_delay {
+        let _ = writeln!(
+            out,
+            "queuing delay per switch hop: p50 {:.0}ns p99 {:.0}ns p99.9 {:.0}ns max {:.0}ns ({} packet-hops)",
+            d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
+        );
+    }
+    if summary.timeouts > 0 {
+        let _ = writeln!(out, "retransmission timeouts: {}", summary.timeouts);
+    }
+    if let Some(f) = &summary.flow_control {
+        let _ = writeln!(
+            out,
+            "{}: {} pauses, {} resumes, {} refreshes; links paused mean {:.4} max {:.4}; \
+             {} assignments, {} queue collisions, {} index collisions",
+            f.kind,
+            f.pause_frames,
+            f.resume_frames,
+            f.refresh_frames,
+            f.link_paused_mean,
+            f.link_paused_max,
+            f.assignments,
+            f.queue_collisions,
+            f.index_collisions
+        );
+        if f.watchdog_alarms > 0 {
+            let _ = writeln!(
+                out,
+                "WATCHDOG: {} queues paused too long; first {}",
+                f.watchdog_alarms,
+                f.first_alarm.as_deref().unwrap_or("")
+            );
+        }
+    }
     out
 }
 

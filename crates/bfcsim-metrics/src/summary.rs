@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::buckets::{BucketScheme, byte_range, short_bytes};
 use crate::drops::DropCounts;
+use crate::hop::{DelayReport, FlowControlReport};
 use crate::occupancy::OccupancyReport;
 use crate::record::FlowRecord;
 use crate::utilization::LinkSetStats;
@@ -103,6 +104,14 @@ pub struct Summary {
     pub occupancy: Option<OccupancyReport>,
     /// Link utilization per link set.
     pub links: Vec<LinkSetStats>,
+    /// Queuing delay of data packets per switch hop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queuing_delay: Option<DelayReport>,
+    /// Per-hop flow control's activity, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_control: Option<FlowControlReport>,
+    /// Retransmission timeouts that fired.
+    pub timeouts: u64,
 }
 
 /// A flow reduced to what the statistics need.
@@ -134,6 +143,9 @@ impl Summary {
             drops: DropCounts::new(),
             occupancy: None,
             links: Vec::new(),
+            queuing_delay: None,
+            flow_control: None,
+            timeouts: 0,
         }
     }
 }

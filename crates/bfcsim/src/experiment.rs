@@ -349,40 +349,41 @@ pub fn parse_experiment(
         apply_override(&mut table, o)
             .map_err(|m| InputError::file(file, format!("--set {o}: {m}")))?;
     }
-    // The scheme decides what a `[flow_control]` or `[cc]` without its tag means.
-    let name = table
-        .get("scheme")
-        .and_then(|s| s.get("name"))
-        .and_then(|n| n.as_str())
-        .unwrap_or("dctcp");
-    let preset = crate::presets::find(name);
-    let with_tags = |f: &mut dyn FnMut() -> Result<ExperimentConfig, toml::de::Error>| {
-        let cc = preset.and_then(|p| p.tag("cc"));
-        let fc = preset.and_then(|p| p.tag("flow_control"));
-        bfcsim_core::tagged::with_default::<CcConfig, _>(cc.as_deref(), || {
-            bfcsim_core::tagged::with_default::<FlowControl, _>(fc.as_deref(), f)
-        })
-    };
-    // First from the text itself, so that mistakes in the file are reported with their line.
-    with_tags(&mut || toml::from_str(text)).map_err(toml_error)?;
-    let config = resolve(table, &with_tags).map_err(|e| InputError::file(file, e))?;
+    // First from the text itself, so that mistakes in the file are reported with their line. The scheme
+    // decides what a `[flow_control]` or `[cc]` without its tag means.
+    with_preset_tags(scheme_name(&table), || {
+        toml::from_str::<ExperimentConfig>(text)
+    })
+    .map_err(toml_error)?;
+    let config = resolve(table).map_err(|e| InputError::file(file, e))?;
     validate(&config).map_err(|m| InputError::file(file, m))?;
     Ok(config)
 }
 
-/// The experiment `table` (file and overrides) laid over its scheme's preset.
-fn resolve(
-    table: toml::Table,
-    with_tags: &dyn Fn(
-        &mut dyn FnMut() -> Result<ExperimentConfig, toml::de::Error>,
-    ) -> Result<ExperimentConfig, toml::de::Error>,
-) -> Result<ExperimentConfig, String> {
-    let name = table
+/// The scheme an experiment table names (`dctcp` when it names none).
+fn scheme_name(table: &toml::Table) -> String {
+    table
         .get("scheme")
         .and_then(|s| s.get("name"))
         .and_then(|n| n.as_str())
-        .unwrap_or("dctcp");
-    let mut merged = crate::presets::find(name)
+        .unwrap_or("dctcp")
+        .to_owned()
+}
+
+/// Runs `f` with tagless `[cc]` and `[flow_control]` tables read as scheme `name`'s preset has them.
+fn with_preset_tags<R>(name: String, f: impl FnOnce() -> R) -> R {
+    let preset = crate::presets::find(&name);
+    let cc = preset.and_then(|p| p.tag("cc"));
+    let fc = preset.and_then(|p| p.tag("flow_control"));
+    bfcsim_core::tagged::with_default::<CcConfig, _>(cc.as_deref(), || {
+        bfcsim_core::tagged::with_default::<FlowControl, _>(fc.as_deref(), f)
+    })
+}
+
+/// The experiment `table` (file and overrides) laid over its scheme's preset.
+fn resolve(table: toml::Table) -> Result<ExperimentConfig, String> {
+    let name = scheme_name(&table);
+    let mut merged = crate::presets::find(&name)
         .ok_or_else(|| {
             format!(
                 "unknown scheme `{name}`, expected one of {}",
@@ -391,8 +392,10 @@ fn resolve(
         })?
         .table();
     crate::presets::merge(&mut merged, table);
-    with_tags(&mut || ExperimentConfig::deserialize(toml::Value::Table(merged.clone())))
-        .map_err(|e| format!("after --set overrides: {}", e.message().trim()))
+    with_preset_tags(name, || {
+        ExperimentConfig::deserialize(toml::Value::Table(merged))
+    })
+    .map_err(|e| format!("after --set overrides: {}", e.message().trim()))
 }
 
 /// The configuration of `bfcsim replay`: the `--set` assignments over scheme `scheme`'s preset.
@@ -402,14 +405,7 @@ pub fn replay_config(scheme: &str, overrides: &[String]) -> Result<ExperimentCon
         apply_override(&mut table, &o).map_err(|e| format!("--set {o}: {e}"))?;
     }
     table.insert("name".into(), toml::Value::String("replay".into()));
-    let preset = crate::presets::find(scheme);
-    let cc = preset.and_then(|p| p.tag("cc"));
-    let fc = preset.and_then(|p| p.tag("flow_control"));
-    let config = resolve(table, &|f| {
-        bfcsim_core::tagged::with_default::<CcConfig, _>(cc.as_deref(), || {
-            bfcsim_core::tagged::with_default::<FlowControl, _>(fc.as_deref(), f)
-        })
-    })?;
+    let config = resolve(table)?;
     validate_sections(&config)?;
     Ok(config)
 }

@@ -120,12 +120,7 @@ fn real_main() -> Result<ExitCode, String> {
             bfcsim::bench::run(&duration, scaling).map(|()| ExitCode::SUCCESS)
         }
         Command::Schemes => {
-            for s in bfcsim_schemes::catalog::catalog() {
-                println!("{:<12} {}", s.name, s.summary);
-                for (k, v) in &s.params {
-                    println!("    {k:<18} = {v}");
-                }
-            }
+            print!("{}", bfcsim::presets::describe());
             Ok(ExitCode::SUCCESS)
         }
     }

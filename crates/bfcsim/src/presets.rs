@@ -56,6 +56,11 @@ pub const PRESETS: &[Preset] = &[
                  [switch]\nqueues_per_port = 32\n",
     },
     Preset {
+        name: "bfc-cc",
+        summary: "BFC plus the simple delay-based window of App. A.1 (RTT target 2.5 × base RTT)",
+        config: "[cc]\nname = \"rtt-target\"\n[flow_control]\nkind = \"bfc\"\n[switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
         name: "bfc-incastlabel",
         summary: "BFC with labelled incast flows sharing one queue per egress (BFC App. A.7)",
         config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nincast_label = true\n\
@@ -89,6 +94,50 @@ pub const PRESETS: &[Preset] = &[
                  [switch]\nqueues_per_port = 1024\nunlimited_buffer = true\n",
     },
 ];
+
+/// The text of `bfcsim schemes`: every named scheme with what it sets, then every congestion controller and
+/// flow-control mechanism with its parameters and defaults (from the code's own defaults, so it cannot drift).
+pub fn describe() -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "Named schemes ([scheme] name = ...; the file's own keys override what they set):\n",
+    );
+    for p in PRESETS {
+        let _ = writeln!(out, "  {:<16} {}", p.name, p.summary);
+        let sets: Vec<String> = p
+            .table()
+            .iter()
+            .flat_map(|(section, t)| {
+                t.as_table()
+                    .into_iter()
+                    .flatten()
+                    .map(move |(k, v)| format!("{section}.{k}={v}"))
+            })
+            .collect();
+        let _ = writeln!(out, "  {:<16}   sets {}", "", sets.join(" "));
+    }
+    out.push_str("\nCongestion control ([cc] name = ...):\n");
+    for s in bfcsim_schemes::catalog::catalog() {
+        let _ = writeln!(out, "  {:<16} {}", s.name, s.summary);
+        for (k, v) in &s.params {
+            let _ = writeln!(out, "      {k:<22} = {v}");
+        }
+    }
+    out.push_str("\nPer-hop flow control ([flow_control] kind = ...):\n");
+    let bfc = toml::Value::try_from(bfcsim_sim::FlowControl::Bfc(Default::default()))
+        .expect("configs serialize");
+    let _ = writeln!(out, "  {:<16} Backpressure Flow Control (BFC §3.3)", "bfc");
+    for (k, v) in bfc
+        .as_table()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| *k != "kind")
+    {
+        let _ = writeln!(out, "      {k:<22} = {v}");
+    }
+    let _ = writeln!(out, "  {:<16} none: queues only drop", "none");
+    out
+}
 
 /// The preset named `name`.
 pub fn find(name: &str) -> Option<&'static Preset> {

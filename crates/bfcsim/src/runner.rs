@@ -6,12 +6,13 @@ use std::time::Instant;
 
 use bfcsim_core::{FlowId, FlowSpec, Time};
 use bfcsim_metrics::{
-    BufferOccupancy, FlowRecord, Hop, Ideal, LinkUsage, LinkUtilization, PathProfile, Summary,
-    SummaryConfig, write_atomic, write_fct_csv, write_hpcc_fct, write_summary_json,
+    BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal, LinkUsage,
+    LinkUtilization, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
+    write_hpcc_fct, write_summary_json,
 };
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
-use bfcsim_sim::{Counters, Sim, SimParams};
+use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
 use bfcsim_workload::{generate, load_flow_file, plan};
 use serde::Serialize;
 
@@ -192,6 +193,15 @@ pub fn simulate(
         }
     }
     summary.links = links.report();
+    summary.queuing_delay = Some(DelayReport::from_ps(sim.queuing_delay()));
+    summary.timeouts = sim.counters().timeouts;
+    if config.flow_control != FlowControl::None {
+        summary.flow_control = Some(flow_control_report(
+            &sim,
+            config.flow_control.name(),
+            duration,
+        ));
+    }
     let ctx = sim.flow_context();
     Ok(Outcome {
         records,
@@ -205,6 +215,33 @@ pub fn simulate(
         base_rtt: ctx.base_rtt,
         peak_packets: sim.peak_packets(),
     })
+}
+
+/// Per-hop flow control's counts, and the paused fraction of every switch port's link over `duration`.
+fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlReport {
+    let h = sim.hop_stats();
+    let topo = sim.topology();
+    let fractions: Vec<f64> = topo
+        .ports
+        .iter()
+        .enumerate()
+        .filter_map(|(i, _)| sim.port_pause_times(bfcsim_core::PortId::from_idx(i)))
+        .map(|(blocked, _)| blocked.0 as f64 / duration.0 as f64)
+        .collect();
+    FlowControlReport {
+        kind: kind.to_string(),
+        pause_frames: h.pause_frames,
+        resume_frames: h.resume_frames,
+        refresh_frames: h.refresh_frames,
+        frames_lost: h.frames_lost,
+        assignments: h.bfc.assignments,
+        queue_collisions: h.bfc.queue_collisions,
+        index_collisions: h.bfc.index_collisions,
+        link_paused_mean: fractions.iter().sum::<f64>() / fractions.len().max(1) as f64,
+        link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
+        watchdog_alarms: h.watchdog_alarms,
+        first_alarm: h.first_alarm,
+    }
 }
 
 /// The hop-by-hop profile of a flow's path (data out, ACK back) for its ideal FCT.
