@@ -80,6 +80,12 @@ impl LogHistogram {
         Some(self.max)
     }
 
+    /// Values recorded in the buckets up to and including the one holding `v`.
+    pub fn rank_at_or_below(&self, v: u64) -> u64 {
+        let i = index(v);
+        self.counts.iter().take(i + 1).sum()
+    }
+
     /// Adds another histogram's counts.
     pub fn merge(&mut self, other: &LogHistogram) {
         if other.counts.len() > self.counts.len() {

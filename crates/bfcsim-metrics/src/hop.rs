@@ -36,6 +36,46 @@ impl DelayReport {
     }
 }
 
+/// Active flows per switch egress port, sampled over time on every port (BFC §2.3, Fig. 4 and Fig. 10c).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ActiveFlowsReport {
+    /// Port samples taken.
+    pub samples: u64,
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// Maximum.
+    pub max: u64,
+    /// `(active flows, fraction of samples at or below)` for every count seen.
+    pub cdf: Vec<(u64, f64)>,
+}
+
+impl ActiveFlowsReport {
+    /// From per-sample counts (exact below 128, within 1.6% above).
+    pub fn from_counts(h: &LogHistogram, sum: u64) -> ActiveFlowsReport {
+        let n = h.count();
+        let mut cdf = Vec::new();
+        let mut q = 0.0;
+        while n > 0 && q < 1.0 {
+            let v = h.quantile(q).unwrap_or(0);
+            let below = h.rank_at_or_below(v) as f64 / n as f64;
+            cdf.push((v, below));
+            q = below + 0.5 / n as f64;
+        }
+        ActiveFlowsReport {
+            samples: n,
+            mean: sum as f64 / n.max(1) as f64,
+            p50: h.quantile(0.5).unwrap_or(0),
+            p99: h.quantile(0.99).unwrap_or(0),
+            max: h.max(),
+            cdf,
+        }
+    }
+}
+
 /// Per-hop flow control's activity over a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FlowControlReport {
@@ -63,4 +103,6 @@ pub struct FlowControlReport {
     pub watchdog_alarms: u64,
     /// The first of them.
     pub first_alarm: Option<String>,
+    /// Active flows per port, when the mechanism tracks flows (BFC).
+    pub active_flows: Option<ActiveFlowsReport>,
 }

@@ -25,7 +25,7 @@ pub mod utilization;
 
 pub use buckets::BucketScheme;
 pub use drops::DropCounts;
-pub use hop::{DelayReport, FlowControlReport};
+pub use hop::{ActiveFlowsReport, DelayReport, FlowControlReport};
 pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
 pub use occupancy::{
     BufferOccupancy, OccupancyHistogram, OccupancyReport, OccupancyStats, SwitchOccupancy,

@@ -303,6 +303,13 @@ pub fn render_table(summary: &Summary) -> String {
             f.queue_collisions,
             f.index_collisions
         );
+        if let Some(a) = &f.active_flows {
+            let _ = writeln!(
+                out,
+                "active flows per switch port: mean {:.2} p50 {} p99 {} max {} ({} samples)",
+                a.mean, a.p50, a.p99, a.max, a.samples
+            );
+        }
         if f.watchdog_alarms > 0 {
             let _ = writeln!(
                 out,

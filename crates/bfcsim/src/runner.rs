@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use bfcsim_core::{FlowId, FlowSpec, Time};
+use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
-    BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal, LinkUsage,
-    LinkUtilization, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
+    ActiveFlowsReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal,
+    LinkUsage, LinkUtilization, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
     write_hpcc_fct, write_summary_json,
 };
 use bfcsim_net::routing::Routes;
@@ -125,6 +125,10 @@ pub fn simulate(
     // The engine keeps its own copy of every flow.
     drop(flows);
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
+    let switch_ports: Vec<PortId> = (0..sim.switch_count())
+        .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
+        .collect();
+    let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
     let started = Instant::now();
     let mut t = first;
     loop {
@@ -132,6 +136,12 @@ pub fn simulate(
         let more = sim.run_until(t);
         for s in 0..sim.switch_count() {
             occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
+        }
+        for &p in &switch_ports {
+            if let Some(n) = sim.port_active_flows(p) {
+                active.record(n as u64);
+                active_sum += n as u64;
+            }
         }
         progress(&sim);
         if !more || t >= limit {
@@ -196,11 +206,11 @@ pub fn simulate(
     summary.queuing_delay = Some(DelayReport::from_ps(sim.queuing_delay()));
     summary.timeouts = sim.counters().timeouts;
     if config.flow_control != FlowControl::None {
-        summary.flow_control = Some(flow_control_report(
-            &sim,
-            config.flow_control.name(),
-            duration,
-        ));
+        let mut report = flow_control_report(&sim, config.flow_control.name(), duration);
+        if active.count() > 0 {
+            report.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
+        }
+        summary.flow_control = Some(report);
     }
     let ctx = sim.flow_context();
     Ok(Outcome {
@@ -241,6 +251,7 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
+        active_flows: None,
     }
 }
 

@@ -104,7 +104,7 @@ impl Default for BfcConfig {
             incast_label: false,
             sampling: 1.0,
             deadlock_prevention: true,
-            watchdog: Time::from_ms(1),
+            watchdog: Time::from_ms(2),
             frame_size: 64,
             lose_frames: 0.0,
         }

@@ -117,6 +117,9 @@ pub struct BfcSwitch {
     /// Flow that last used each hashed entry, for counting index collisions (simulation bookkeeping only).
     owner: Vec<u32>,
     counter: PauseCounter,
+    /// Flow-table entries with packets in the switch, per egress port: the active flows of §2.3 (Fig. 4,
+    /// Fig. 10c), merged where flows collide in the table.
+    active: Vec<u32>,
     rng: Rng,
     stats: BfcStats,
 }
@@ -158,6 +161,7 @@ impl BfcSwitch {
             owner: vec![u32::MAX; table.capacity()],
             table,
             counter: PauseCounter::new(ports),
+            active: vec![0; ports],
             rng,
             stats: BfcStats::default(),
         }
@@ -187,6 +191,9 @@ impl BfcSwitch {
             entry.queue = self.pick_queue(a, egress);
         }
         if tracked {
+            if entry.size == 0 {
+                self.active[a.out_port as usize] += 1;
+            }
             entry.size += 1;
         }
         entry.touched = a.now;
@@ -227,9 +234,11 @@ impl BfcSwitch {
     pub fn handle_dequeue(&mut self, d: &Departure) -> Option<Signal> {
         let key = self.table.key(d.out_port, d.hash, d.flow);
         let mut entry = self.table.get(key);
-        if d.tracked {
-            // An exact-table entry can be gone only if it was never tracked; hashed entries always exist.
-            entry.size = entry.size.saturating_sub(1);
+        if d.tracked && entry.size > 0 {
+            entry.size -= 1;
+            if entry.size == 0 {
+                self.active[d.out_port as usize] -= 1;
+            }
         }
         entry.touched = d.now;
         self.table.set(key, entry);
@@ -282,6 +291,11 @@ impl BfcSwitch {
     /// Upstream queues of ingress `port` paused now.
     pub fn paused_at(&self, port: u16) -> u32 {
         self.counter.paused_at(port)
+    }
+
+    /// Active flows (flow-table entries with packets in the switch) at egress `port`.
+    pub fn active_flows(&self, port: u16) -> u32 {
+        self.active[port as usize]
     }
 
     /// The 1-hop RTT in use.
@@ -465,6 +479,24 @@ mod tests {
         );
         assert_eq!(s.stats().pauses, 1);
         assert_eq!(s.stats().resumes, 1);
+        assert_eq!(s.active_flows(1), 0, "every packet left");
+    }
+
+    #[test]
+    fn active_flows_count_entries_with_packets() {
+        let mut s = switch(&BfcConfig::default());
+        let eg = Egress::new(4);
+        let a = arrival(Time(0), 1, 1);
+        let b = arrival(Time(0), 0x8000_0000, 2);
+        let ea = s.handle_enqueue(&a, &eg);
+        let ea2 = s.handle_enqueue(&a, &eg);
+        let eb = s.handle_enqueue(&b, &eg);
+        assert_eq!(s.active_flows(1), 2);
+        s.handle_dequeue(&departure(Time(1), &a, &ea));
+        assert_eq!(s.active_flows(1), 2, "flow a still has a packet in");
+        s.handle_dequeue(&departure(Time(1), &a, &ea2));
+        s.handle_dequeue(&departure(Time(1), &b, &eb));
+        assert_eq!(s.active_flows(1), 0);
     }
 
     #[test]

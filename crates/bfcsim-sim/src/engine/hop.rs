@@ -627,7 +627,10 @@ impl Sim {
             self.hop.stats.first_alarm =
                 alarms.into_iter().next().map(|a| format!("at {now}: {a}"));
         }
-        self.events.push(now + bound / 2, Event::Watchdog);
+        // Only while something else is pending, so that a run with nothing left to do still ends.
+        if !self.events.is_empty() {
+            self.events.push(now + bound / 2, Event::Watchdog);
+        }
     }
 
     /// Per-hop flow control counts so far.
@@ -657,6 +660,16 @@ impl Sim {
             .map(|q| c.paused_time(q, self.now))
             .collect();
         Some((c.blocked_time(self.now), per_queue))
+    }
+
+    /// Active flows (BFC flow-table entries with packets in the switch) at switch egress `port`, when BFC runs.
+    pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
+        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+            return None;
+        };
+        let sp = &self.sw_ports[sp as usize];
+        let bfc = self.switches[sp.switch as usize].bfc.as_ref()?;
+        Some(bfc.active_flows(sp.local as u16))
     }
 
     /// The BFC state of switch `s`, when BFC runs.
