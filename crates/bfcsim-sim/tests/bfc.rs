@@ -113,7 +113,7 @@ fn ideal_fq_link_is_m_g_1_processor_sharing() {
         let (mut now, mut sum, mut samples, mut started) = (Time::ZERO, 0u64, 0u64, 0usize);
         let end = *starts.last().unwrap();
         while now < end {
-            now = now + step;
+            now += step;
             sim.run_until(now);
             while started < starts.len() && starts[started] <= now {
                 started += 1;
