@@ -966,6 +966,9 @@ impl Sim {
         false
     }
 
+    // Out of line: it keeps `deliver` small enough to be inlined into the event loop with the switch path
+    // (hosts receive one packet for every few switch hops).
+    #[inline(never)]
     fn host_receive(&mut self, h: u32, pkt: PacketId) {
         let p = *self.packets.get(pkt);
         self.counters.delivered_pkts += 1;
@@ -993,7 +996,6 @@ impl Sim {
                 self.send_reply(h, &p, pkt, kind, seq, ce_bytes);
             }
             PacketKind::Ack => {
-                let int = self.echoed_int(pkt);
                 let a = &mut self.active[slot];
                 let rtt = self.now - p.sent_at;
                 let out = a.sender.handle_ack(p.seq, Some(rtt));
@@ -1004,14 +1006,17 @@ impl Sim {
                 if out.newly_acked > 0 {
                     a.rto_deadline = self.now + a.sender.rto();
                 }
-                let signal = AckSignal {
+                let mut signal = AckSignal {
                     newly_acked: out.newly_acked,
                     ce_bytes: p.ce_bytes as u64,
                     ack_seq: p.seq,
                     snd_nxt: a.sender.snd_nxt(),
                     rtt: Some(rtt),
-                    int,
+                    ..AckSignal::default()
                 };
+                if self.rate.int {
+                    signal.int = self.rate.stacks[pkt.idx()];
+                }
                 a.cc.on_ack(self.now, &signal);
                 self.cc_changed(slot);
                 self.make_ready(p.flow);
@@ -1042,6 +1047,7 @@ impl Sim {
 
     /// Sends a control packet (ACK, NACK or CNP) from host `h` back to the sender of data packet `data`
     /// (whose id was `data_id`), ahead of data at the NIC.
+    #[inline]
     fn send_reply(
         &mut self,
         h: u32,

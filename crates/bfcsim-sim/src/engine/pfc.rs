@@ -76,6 +76,7 @@ impl Sim {
 
     /// Admits data packet `p`, which entered switch `s` through `in_sp`, into `queue` of local egress port
     /// `out`: steps 2–4 and 6 of [`bfcsim_net::pfc`]'s call order.
+    #[inline(never)]
     pub(super) fn pfc_admit(
         &mut self,
         s: usize,
@@ -106,6 +107,7 @@ impl Sim {
 
     /// Data packet `pkt` leaves switch port `sp`: its ingress bytes are released, which may resume its
     /// ingress.
+    #[inline(never)]
     pub(super) fn pfc_dequeue(&mut self, sp: u32, pkt: PacketId) {
         let p = self.packets.get(pkt);
         let (in_port, prio, size) = (p.in_port as usize, self.priority(p.class), p.size as u64);

@@ -44,7 +44,7 @@ pub(super) struct RateState {
     /// Switches notify senders of drops.
     pub(super) drop_notify: bool,
     /// INT stack of each packet slot.
-    stacks: Vec<IntStack>,
+    pub(super) stacks: Vec<IntStack>,
     timers: TimerQueue,
     timer_event_at: Option<Time>,
 }
@@ -81,6 +81,7 @@ impl Sim {
 
     /// Flow `id` (in `slot`, of host `h`) came up in its NIC's round robin: if its pacing does not let it
     /// send now, moves it to the host's heap of waiting flows and returns true.
+    #[inline(never)]
     pub(super) fn pace(&mut self, h: u32, id: FlowId, slot: usize) -> bool {
         let avail = self.next_avail(slot);
         if avail <= self.now {
@@ -146,6 +147,7 @@ impl Sim {
 
     /// Data packet `pkt` of `size` wire bytes of flow `slot` starts at the NIC: the pacing reference, the
     /// controller's byte count, and a fresh INT stack.
+    #[inline(never)]
     pub(super) fn data_sent(&mut self, slot: usize, pkt: PacketId, size: u32) {
         let a = &mut self.active[slot];
         a.last_send = self.now;
@@ -170,6 +172,7 @@ impl Sim {
         }
     }
 
+    #[inline(never)]
     fn cc_changed_slow(&mut self, slot: usize) {
         let a = &mut self.active[slot];
         let id = a.id;
@@ -228,6 +231,7 @@ impl Sim {
 
     /// Stamps switch egress `port`'s INT record on data packet `pkt` as it leaves switch port `sp` (HPCC ns-3
     /// `SwitchNotifyDequeue`): the bytes the port sent before it, the bytes still queued after it.
+    #[inline(never)]
     pub(super) fn int_stamp(&mut self, port: PortId, sp: u32, pkt: PacketId) {
         let w = &self.wires[port.idx()];
         let hop = IntHop {
@@ -240,6 +244,7 @@ impl Sim {
     }
 
     /// The receiver copies data packet `data`'s INT stack into its ACK `ack` (HPCC ns-3 `ReceiveUdp`).
+    #[inline(never)]
     pub(super) fn echo_int(&mut self, data: PacketId, ack: PacketId) {
         let stack = self.rate.stacks[data.idx()];
         if ack.idx() >= self.rate.stacks.len() {
@@ -248,16 +253,8 @@ impl Sim {
         self.rate.stacks[ack.idx()] = stack;
     }
 
-    /// The INT stack ACK `ack` carries (empty without INT).
-    pub(super) fn echoed_int(&self, ack: PacketId) -> IntStack {
-        if self.rate.int {
-            self.rate.stacks[ack.idx()]
-        } else {
-            IntStack::EMPTY
-        }
-    }
-
     /// A switch dropped data packet `p` and tells its sender at once (`switch.drop_notification`).
+    #[inline(never)]
     pub(super) fn notify_drop(&mut self, p: &Packet) {
         let slot = self.flows[p.flow.idx()].slot;
         if slot == NO_SLOT {
