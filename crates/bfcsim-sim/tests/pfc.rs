@@ -4,19 +4,9 @@
 mod common;
 
 use bfcsim_core::{Bytes, FlowId, FlowSpec, Rate, Time};
-use bfcsim_net::build::{Build, Dumbbell, Star};
+use bfcsim_net::build::{Build, Dumbbell};
 use bfcsim_sim::{Sim, SimParams};
 use common::*;
-
-fn star(hosts: u32) -> bfcsim_net::Topology {
-    Star {
-        hosts,
-        rate: Rate::gbps(100),
-        delay: Time::from_us(1),
-    }
-    .build()
-    .unwrap()
-}
 
 /// Runs to the end; checks the invariants and that every flow finished.
 fn run_all(topo: bfcsim_net::Topology, flows: &[FlowSpec], p: SimParams) -> Sim {

@@ -3,22 +3,11 @@
 
 mod common;
 
-use bfcsim_core::{Bytes, FlowId, PortId, Rate, Time};
-use bfcsim_net::build::{Build, Star};
+use bfcsim_core::{Bytes, FlowId, PortId, Time};
 use bfcsim_schemes::cc::CcConfig;
 use bfcsim_schemes::hpcc::HpccConfig;
 use bfcsim_sim::{Sim, SimParams};
 use common::*;
-
-fn star(hosts: u32) -> bfcsim_net::Topology {
-    Star {
-        hosts,
-        rate: Rate::gbps(100),
-        delay: Time::from_us(1),
-    }
-    .build()
-    .unwrap()
-}
 
 /// Samples of a run between `warm` and `end` every `step`: the bottleneck `port`'s wire rate over the window
 /// (fraction of 100 Gb/s), each flow's goodput (payload bits/s), and the queue at `port` (mean, min, max).

@@ -43,6 +43,18 @@ pub fn with_pfc(mut p: SimParams) -> SimParams {
     p
 }
 
+/// `hosts` hosts on one switch, 100 Gb/s links of 1 µs.
+pub fn star(hosts: u32) -> bfcsim_net::Topology {
+    use bfcsim_net::build::{Build, Star};
+    Star {
+        hosts,
+        rate: bfcsim_core::Rate::gbps(100),
+        delay: Time::from_us(1),
+    }
+    .build()
+    .unwrap()
+}
+
 /// The switch egress port that leads to host `h` (a host's one link).
 pub fn port_to_host(sim: &Sim, h: u32) -> PortId {
     let host_port = sim.topology().nodes[h as usize].ports[0];
