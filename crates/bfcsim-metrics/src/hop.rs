@@ -95,7 +95,9 @@ pub struct FlowControlReport {
     pub queue_collisions: u64,
     /// Packets that found their flow-table entry holding another flow's packets (BFC §3.3.1).
     pub index_collisions: u64,
-    /// Mean over switch ports of the fraction of time the link was paused (packets waiting, none sendable).
+    /// Mean over the links that can be paused of the fraction of time each was paused. BFC (which pauses single
+    /// queues): switch ports with packets waiting and none sendable. PFC: switch ports and NICs with a priority
+    /// paused by the device downstream, as `pfc.txt` records it.
     pub link_paused_mean: f64,
     /// The largest such fraction.
     pub link_paused_max: f64,

@@ -18,14 +18,18 @@ pub enum DropReason {
     DynamicThreshold,
     /// Lost on the wire on purpose (fault injection, e.g. BFC's PAUSE/RESUME frames to test the refresh).
     InjectedLoss,
+    /// A lossless (PFC) packet found its ingress headroom full: the PAUSE came too late, a lossless violation
+    /// ([`crate::pfc::Admission::Drop`]).
+    HeadroomFull,
 }
 
 impl DropReason {
     /// Every reason, for reports that list zero counts too.
-    pub const ALL: [DropReason; 3] = [
+    pub const ALL: [DropReason; 4] = [
         DropReason::PoolFull,
         DropReason::DynamicThreshold,
         DropReason::InjectedLoss,
+        DropReason::HeadroomFull,
     ];
 
     /// A short stable name for reports.
@@ -34,6 +38,7 @@ impl DropReason {
             DropReason::PoolFull => "pool-full",
             DropReason::DynamicThreshold => "dynamic-threshold",
             DropReason::InjectedLoss => "injected-loss",
+            DropReason::HeadroomFull => "headroom-full",
         }
     }
 }

@@ -13,9 +13,12 @@ pub enum PacketKind {
     Ack,
     /// Negative acknowledgement: the receiver saw a gap and asks for a go-back-N from `seq`.
     Nack,
-    /// Per-hop flow control: stop serving queue `seq` of the port this frame arrives on (BFC §3.3.2).
+    /// Congestion notification (DCQCN's CNP): the receiver saw CE-marked data of the flow.
+    Cnp,
+    /// Per-hop flow control: stop serving queue `seq` of the port this frame arrives on (BFC §3.3.2), or
+    /// under PFC every queue of priority `seq` (IEEE 802.1Qbb XOFF).
     Pause,
-    /// Per-hop flow control: serve queue `seq` again.
+    /// Per-hop flow control: serve queue `seq` (PFC: priority `seq`) again.
     Resume,
     /// Per-hop flow control: the full set of queues to keep paused, a bitmap held aside under index `seq`
     /// (BFC §3.3.2's periodic refresh).

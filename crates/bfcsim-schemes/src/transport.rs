@@ -59,6 +59,8 @@ pub struct Sender {
     /// One past the highest byte ever sent: segments below it are retransmissions.
     high_water: u64,
     rto: RtoEstimator,
+    /// The last go-back on a switch's drop notice: when, and from which byte.
+    rewind: Option<(Time, u64)>,
 }
 
 /// What an ACK did to the sender.
@@ -80,6 +82,7 @@ impl Sender {
             snd_nxt: 0,
             high_water: 0,
             rto: RtoEstimator::new(cfg),
+            rewind: None,
         }
     }
 
@@ -160,6 +163,27 @@ impl Sender {
             return true;
         }
         false
+    }
+
+    /// A switch dropped the data packet starting at `seq`, which the sender emitted at `sent_at`, and says so
+    /// at once (BFC §6.2.1's "HPCC-PFC": "the switch informs the sender directly, which then retransmits the
+    /// dropped packet"). With go-back-N receivers, retransmitting the packet means going back to it. Nothing
+    /// happens if `seq` is acknowledged, not yet (re)sent, or already covered by a go-back made after
+    /// `sent_at` ([`Sender::covered`]). Returns whether the sender went back.
+    pub fn handle_drop_notice(&mut self, seq: u64, sent_at: Time, now: Time) -> bool {
+        if seq < self.snd_una || seq >= self.snd_nxt || self.covered(seq, sent_at) {
+            return false;
+        }
+        self.snd_nxt = seq;
+        self.rewind = Some((now, seq));
+        true
+    }
+
+    /// Whether a go-back on a drop notice, made after `sent_at`, resends byte `seq` anyway: a gap revealed by
+    /// a packet sent at `sent_at` (a NACK echoes that time) then needs no second go-back.
+    pub fn covered(&self, seq: u64, sent_at: Time) -> bool {
+        self.rewind
+            .is_some_and(|(at, from)| sent_at < at && from <= seq)
     }
 
     /// The retransmission timer fired with data outstanding: resend from the first unacknowledged byte.
@@ -372,6 +396,33 @@ mod tests {
             }
         }
         assert!(!s.outstanding());
+    }
+
+    /// Drop notices go back once per loss: a later notice or NACK for a packet sent before that go-back, at or
+    /// after its byte, changes nothing; a loss of a packet sent after it goes back again.
+    #[test]
+    fn drop_notice_goes_back_once() {
+        let c = cfg(1);
+        let us = Time::from_us;
+        let mut s = Sender::new(10_000, 1000, &c);
+        for _ in 0..6 {
+            s.next_segment();
+        }
+        assert!(!s.handle_drop_notice(6000, us(0), us(1)), "not sent yet");
+        assert!(s.handle_drop_notice(2000, us(0), us(1)));
+        assert_eq!(s.snd_nxt(), 2000);
+        s.next_segment();
+        s.next_segment();
+        // Segment 3 of the first round is dropped too, and the receiver NACKs 2000 for a packet of that round.
+        assert!(!s.handle_drop_notice(3000, us(0), us(2)));
+        assert!(s.covered(2000, us(0)));
+        assert!(!s.covered(1000, us(0)), "before the go-back's byte");
+        assert!(!s.covered(2000, us(1)), "sent at the go-back");
+        // A retransmission (sent at 1 µs) is lost: go back again.
+        assert!(s.handle_drop_notice(2000, us(1), us(3)));
+        assert_eq!(s.snd_nxt(), 2000);
+        s.handle_ack(2000, None);
+        assert!(!s.handle_drop_notice(1000, us(2), us(4)), "acknowledged");
     }
 
     #[test]

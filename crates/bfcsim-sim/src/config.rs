@@ -2,6 +2,7 @@
 
 use bfcsim_core::{Bytes, Time};
 use bfcsim_net::ecn::{MarkPoint, Red};
+use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
 use bfcsim_schemes::bfc::BfcConfig;
 use bfcsim_schemes::transport::TransportConfig;
@@ -79,6 +80,11 @@ pub struct SwitchConfig {
     pub load_balancing: LoadBalancing,
     /// ECN/RED marking.
     pub ecn: EcnConfig,
+    /// A switch that drops a data packet tells its sender at once, which goes back to that packet: BFC
+    /// §6.2.1's "HPCC-PFC" ("on a packet drop, the switch informs the sender directly, which then retransmits
+    /// the dropped packet"), an ideal bound on any retransmission scheme. Modelled as a NACK for the packet's
+    /// sequence delivered to the sender's transport with no delay and no wire; see `docs/FIDELITY.md`.
+    pub drop_notification: bool,
 }
 
 impl Default for SwitchConfig {
@@ -99,6 +105,7 @@ impl Default for SwitchConfig {
             processing_delay: Time::ZERO,
             load_balancing: LoadBalancing::Ecmp,
             ecn: EcnConfig::default(),
+            drop_notification: false,
         }
     }
 }
@@ -196,11 +203,13 @@ pub enum FlowControl {
     None,
     /// Backpressure Flow Control (Goyal et al., NSDI 2022).
     Bfc(BfcConfig),
+    /// Priority Flow Control (IEEE 802.1Qbb) with HPCC's ns-3 thresholds ([`bfcsim_net::pfc`]).
+    Pfc(PfcConfig),
 }
 
 impl bfcsim_core::tagged::Tagged for FlowControl {
     const TAG: &'static str = "kind";
-    const VARIANTS: &'static [&'static str] = &["none", "bfc"];
+    const VARIANTS: &'static [&'static str] = &["none", "bfc", "pfc"];
     const DEFAULT: &'static str = "none";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -209,6 +218,7 @@ impl bfcsim_core::tagged::Tagged for FlowControl {
         match name {
             "none" => Empty::deserialize(rest).map(|_| FlowControl::None),
             "bfc" => BfcConfig::deserialize(rest).map(FlowControl::Bfc),
+            "pfc" => PfcConfig::deserialize(rest).map(FlowControl::Pfc),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -231,18 +241,27 @@ impl FlowControl {
         match self {
             FlowControl::None => "none",
             FlowControl::Bfc(_) => "bfc",
+            FlowControl::Pfc(_) => "pfc",
         }
     }
 
     /// Checks the parameters against the switch they run on.
     pub fn validate(&self, switch: &SwitchConfig) -> Result<(), String> {
+        if *self != FlowControl::None && !switch.control_priority {
+            return Err(format!(
+                "flow_control.kind = \"{}\" sends PAUSE/RESUME in the strict-priority control queue: set \
+                 switch.control_priority = true",
+                self.name()
+            ));
+        }
         match self {
             FlowControl::None => Ok(()),
-            FlowControl::Bfc(c) => {
-                if !switch.control_priority {
+            FlowControl::Bfc(c) => c.validate(),
+            FlowControl::Pfc(c) => {
+                if switch.ports_per_pool != 0 || switch.pool_size.is_some() {
                     return Err(
-                        "flow_control.kind = \"bfc\" sends PAUSE/RESUME in the strict-priority control \
-                         queue: set switch.control_priority = true"
+                        "flow_control.kind = \"pfc\" accounts the whole switch buffer at ingress: leave \
+                         switch.ports_per_pool and switch.pool_size unset (one pool per switch)"
                             .into(),
                     );
                 }

@@ -40,12 +40,6 @@ fn lone_flows_finish_at_store_and_forward_time() {
 use bfcsim_core::{Bytes, PortId};
 use bfcsim_net::build::Star;
 
-/// The switch egress port that leads to host `h` on a star.
-fn port_to_host(sim: &Sim, h: u32) -> PortId {
-    let host_port = sim.topology().nodes[h as usize].ports[0];
-    sim.topology().ports[host_port.idx()].peer
-}
-
 #[test]
 fn saturated_queues_settle_at_the_dynamic_threshold() {
     // M receivers, each fed by two line-rate senders without congestion control, share one pool of B bytes.

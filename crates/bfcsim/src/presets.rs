@@ -34,6 +34,37 @@ pub const PRESETS: &[Preset] = &[
         config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 10\n",
     },
     Preset {
+        name: "dctcp-pfc",
+        summary: "DCTCP over PFC (BFC §6.2.1: the same PFC thresholds as HPCC's), ECN at 100/400 KB",
+        config: "[cc]\nname = \"dctcp\"\n[flow_control]\nkind = \"pfc\"\n",
+    },
+    Preset {
+        name: "dcqcn",
+        summary: "DCQCN (Zhu et al. 2015) over PFC, HPCC ns-3's DCQCN profile, ECN at 100/400 KB (BFC §6.2.1)",
+        config: "[cc]\nname = \"dcqcn\"\n[flow_control]\nkind = \"pfc\"\n",
+    },
+    Preset {
+        name: "hpcc",
+        summary: "HPCC (Li et al. 2019) over PFC: INT, eta 0.95, maxStage 5, 80 B INT per packet (BFC §6.2.1, §6.3)",
+        config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"pfc\"\n",
+    },
+    Preset {
+        name: "hpcc-ideal-retx",
+        summary: "BFC's HPCC-PFC: HPCC without PFC; a switch that drops a packet tells its sender at once (BFC §6.2.1)",
+        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\n",
+    },
+    Preset {
+        name: "hpcc-sfq",
+        summary: "HPCC-PFC with stochastic fair queuing over 32 queues per port (BFC §6.4)",
+        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "hpcc-dqa",
+        summary: "HPCC-PFC with BFC's dynamic queue assignment over 32 queues and no backpressure (BFC §6.4)",
+        config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
+                 [switch]\ndrop_notification = true\nqueues_per_port = 32\n",
+    },
+    Preset {
         name: "none",
         summary: "no congestion or flow control: every flow at line rate",
         config: "[cc]\nname = \"none\"\n",
@@ -124,16 +155,27 @@ pub fn describe() -> String {
         }
     }
     out.push_str("\nPer-hop flow control ([flow_control] kind = ...):\n");
-    let bfc = toml::Value::try_from(bfcsim_sim::FlowControl::Bfc(Default::default()))
-        .expect("configs serialize");
-    let _ = writeln!(out, "  {:<16} Backpressure Flow Control (BFC §3.3)", "bfc");
-    for (k, v) in bfc
-        .as_table()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| *k != "kind")
-    {
-        let _ = writeln!(out, "      {k:<22} = {v}");
+    use bfcsim_sim::FlowControl;
+    for (summary, fc) in [
+        (
+            "Backpressure Flow Control (BFC §3.3)",
+            FlowControl::Bfc(Default::default()),
+        ),
+        (
+            "Priority Flow Control (IEEE 802.1Qbb), HPCC ns-3's thresholds",
+            FlowControl::Pfc(Default::default()),
+        ),
+    ] {
+        let _ = writeln!(out, "  {:<16} {summary}", fc.name());
+        let table = toml::Value::try_from(&fc).expect("configs serialize");
+        for (k, v) in table
+            .as_table()
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "kind")
+        {
+            let _ = writeln!(out, "      {k:<22} = {v}");
+        }
     }
     let _ = writeln!(out, "  {:<16} none: queues only drop", "none");
     out

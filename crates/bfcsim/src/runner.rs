@@ -8,8 +8,9 @@ use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal,
     LinkUsage, LinkUtilization, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
-    write_hpcc_fct, write_summary_json,
+    write_hpcc_fct, write_hpcc_pfc, write_summary_json,
 };
+use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
@@ -98,6 +99,8 @@ pub struct Outcome {
     pub base_rtt: Time,
     /// Largest number of packets alive at once (memory high-water of the packet slab).
     pub peak_packets: usize,
+    /// Every PFC frame received, in event order, when PFC ran (HPCC's `pfc.txt`).
+    pub pfc: Option<Vec<PfcRecord>>,
 }
 
 /// Simulates `prepared` under `config`, calling `progress` after every slice.
@@ -224,19 +227,18 @@ pub fn simulate(
         bdp: ctx.bdp.0,
         base_rtt: ctx.base_rtt,
         peak_packets: sim.peak_packets(),
+        pfc: sim.pfc_records().map(<[PfcRecord]>::to_vec),
     })
 }
 
-/// Per-hop flow control's counts, and the paused fraction of every switch port's link over `duration`.
+/// Per-hop flow control's counts, and the paused fraction over `duration` of every link that can be paused
+/// ([`Sim::link_paused_time`]).
 fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlReport {
     let h = sim.hop_stats();
     let topo = sim.topology();
-    let fractions: Vec<f64> = topo
-        .ports
-        .iter()
-        .enumerate()
-        .filter_map(|(i, _)| sim.port_pause_times(bfcsim_core::PortId::from_idx(i)))
-        .map(|(blocked, _)| blocked.0 as f64 / duration.0 as f64)
+    let fractions: Vec<f64> = (0..topo.ports.len())
+        .filter_map(|i| sim.link_paused_time(bfcsim_core::PortId::from_idx(i)))
+        .map(|paused| paused.0 as f64 / duration.0 as f64)
         .collect();
     FlowControlReport {
         kind: kind.to_string(),
@@ -299,8 +301,8 @@ struct CountersJson {
     timeouts: u64,
 }
 
-/// Writes `fct.csv`, the HPCC-format `fct.txt`, `summary.json` and `run.json` into `dir`, each through a
-/// temporary file and a rename.
+/// Writes `fct.csv`, the HPCC-format `fct.txt` (and `pfc.txt` when PFC ran), `summary.json` and `run.json`
+/// into `dir`, each through a temporary file and a rename.
 pub fn write_outputs(
     dir: &Path,
     config: &ExperimentConfig,
@@ -313,6 +315,9 @@ pub fn write_outputs(
     write_hpcc_fct(dir.join("fct.txt"), &out.records, |r| {
         out.hpcc_ideal[r.id.idx()]
     })?;
+    if let Some(pfc) = &out.pfc {
+        write_hpcc_pfc(dir.join("pfc.txt"), pfc)?;
+    }
     write_summary_json(dir.join("summary.json"), &out.summary)?;
     let c = &out.counters;
     let info = RunInfo {

@@ -1,6 +1,10 @@
 //! Per-hop flow control in the engine: BFC's switch and NIC sides (§3.3), PAUSE/RESUME frames on the wire in
 //! the strict-priority control queue, the periodic refresh of paused state, and a watchdog that makes
 //! deadlocks (App. B) visible. BFC's own state lives in [`BfcSwitch`]; this module moves packets and frames.
+//!
+//! PFC ([`super::pfc`]) shares the frames ([`Sim::send_frame`], [`Sim::receive_hop_frame`]), the pausing of
+//! switch queues and NIC queues ([`Sim::set_port_paused`], [`Sim::set_nic_paused`]) and their clocks: under
+//! PFC a NIC queue is a priority, and a paused priority parks every flow of that class at the NIC.
 
 use std::collections::BTreeSet;
 
@@ -184,7 +188,8 @@ pub(super) struct HopState {
     free_maps: Vec<u32>,
     loss_rng: Rng,
     stats: HopStats,
-    enabled: bool,
+    /// Some per-hop flow control pauses queues (BFC or PFC).
+    pub(super) enabled: bool,
 }
 
 impl HopState {
@@ -222,7 +227,7 @@ impl Sim {
     fn bfc_config(&self) -> Option<&BfcConfig> {
         match &self.params.flow_control {
             FlowControl::Bfc(c) => Some(c),
-            FlowControl::None => None,
+            FlowControl::None | FlowControl::Pfc(_) => None,
         }
     }
 
@@ -355,25 +360,40 @@ impl Sim {
         }
     }
 
-    /// Sends a PAUSE or RESUME from switch `s` out of the ingress port it concerns.
+    /// Sends a BFC PAUSE or RESUME from switch `s` out of the ingress port it concerns.
     pub(super) fn send_signal(&mut self, s: usize, signal: Signal) {
         let (local, queue, kind) = match signal {
             Signal::Pause { port, queue } => (port, queue, PacketKind::Pause),
             Signal::Resume { port, queue } => (port, queue, PacketKind::Resume),
         };
-        let port = self.topo.nodes[self.switches[s].node.idx()].ports[local as usize];
         let size = self.bfc_config().expect("BFC runs").frame_size;
+        self.send_hop_frame(s, local as usize, kind, queue as u64, size);
+    }
+
+    /// Sends a PAUSE or RESUME of `size` bytes for `seq` (BFC: a queue, and a PAUSE arms the port's refresh;
+    /// PFC: a priority) out of switch `s`'s local port `local`, and counts it.
+    pub(super) fn send_hop_frame(
+        &mut self,
+        s: usize,
+        local: usize,
+        kind: PacketKind,
+        seq: u64,
+        size: u32,
+    ) {
+        let port = self.topo.nodes[self.switches[s].node.idx()].ports[local];
         if kind == PacketKind::Pause {
             self.hop.stats.pause_frames += 1;
-            self.arm_refresh(port);
+            if self.pfc.is_none() {
+                self.arm_refresh(port);
+            }
         } else {
             self.hop.stats.resume_frames += 1;
         }
-        self.send_frame(port, kind, queue as u64, size);
+        self.send_frame(port, kind, seq, size);
     }
 
     /// Puts a hop-by-hop frame in switch `port`'s control queue.
-    fn send_frame(&mut self, port: PortId, kind: PacketKind, seq: u64, size: u32) {
+    pub(super) fn send_frame(&mut self, port: PortId, kind: PacketKind, seq: u64, size: u32) {
         let Owner::Switch(sp) = self.wires[port.idx()].owner else {
             unreachable!("only switches send per-hop frames")
         };
@@ -478,6 +498,10 @@ impl Sim {
         self.counters.delivered_pkts += 1;
         self.counters.delivered_bytes += p.size as u64;
         self.packets.free(pkt);
+        if self.pfc.is_some() {
+            self.pfc_receive(port, &p);
+            return;
+        }
         let bitmap = if p.kind == PacketKind::Refresh {
             self.hop.free_maps.push(p.seq as u32);
             Some(std::mem::take(&mut self.hop.maps[p.seq as usize]))
@@ -492,45 +516,57 @@ impl Sim {
         };
         match self.wires[port.idx()].owner {
             Owner::Switch(sp) => {
-                let queues: Vec<u32> = match bitmap {
-                    Some(_) => (self.data_base as u32
-                        ..self.sw_ports[sp as usize].queues.count() as u32)
-                        .collect(),
-                    None => vec![p.seq as u32],
-                };
-                let mut resumed = false;
-                for q in queues {
-                    let paused = want(q);
-                    let out = &mut self.sw_ports[sp as usize];
-                    if (q as usize) < out.queues.count()
-                        && out.queues.set_paused(q as usize, paused)
-                    {
-                        out.pause.set(q as usize, paused, self.now);
-                        resumed |= !paused;
+                let queues = match bitmap {
+                    Some(_) => {
+                        self.data_base as u32..self.sw_ports[sp as usize].queues.count() as u32
                     }
-                }
-                self.pause_changed(sp);
-                if resumed {
-                    self.kick(port);
-                }
+                    None => p.seq as u32..p.seq as u32 + 1,
+                };
+                self.set_port_paused(port, sp, queues.map(|q| (q as usize, want(q))));
             }
             Owner::Host(h) => {
                 if !self.bfc_config().is_some_and(|c| c.nic_obeys_pause) {
                     return;
                 }
-                let nic = &mut self.hosts[h as usize].nic;
-                let queues: Vec<u32> = match bitmap {
-                    Some(_) => (0..nic.users.len() as u32).collect(),
-                    None => vec![p.seq as u32],
+                let queues = match bitmap {
+                    Some(_) => 0..self.hosts[h as usize].nic.users.len() as u32,
+                    None => p.seq as u32..p.seq as u32 + 1,
                 };
-                let mut resumed = false;
-                for q in queues {
-                    resumed |= nic.set_paused(q, want(q), self.now) && !want(q);
-                }
-                if resumed {
-                    self.unpark(h);
-                }
+                self.set_nic_paused(h, queues.map(|q| (q, want(q))));
             }
+        }
+    }
+
+    /// Pauses or resumes queues of switch port `sp`, the transmitter of `port`, keeping their clocks; serves the
+    /// port again if any queue was resumed.
+    pub(super) fn set_port_paused(
+        &mut self,
+        port: PortId,
+        sp: u32,
+        queues: impl IntoIterator<Item = (usize, bool)>,
+    ) {
+        let mut resumed = false;
+        for (q, paused) in queues {
+            let out = &mut self.sw_ports[sp as usize];
+            if q < out.queues.count() && out.queues.set_paused(q, paused) {
+                out.pause.set(q, paused, self.now);
+                resumed |= !paused;
+            }
+        }
+        self.pause_changed(sp);
+        if resumed {
+            self.kick(port);
+        }
+    }
+
+    /// Pauses or resumes NIC queues of host `h`; flows parked on a resumed queue may send again.
+    pub(super) fn set_nic_paused(&mut self, h: u32, queues: impl IntoIterator<Item = (u32, bool)>) {
+        let mut resumed = false;
+        for (q, paused) in queues {
+            resumed |= self.hosts[h as usize].nic.set_paused(q, paused, self.now) && !paused;
+        }
+        if resumed {
+            self.unpark(h);
         }
     }
 
@@ -572,17 +608,19 @@ impl Sim {
         true
     }
 
-    /// A NIC queue for a new flow of host `h`.
-    pub(super) fn nic_queue(&mut self, h: u32, hash: u64) -> u32 {
-        match self.bfc_config().map(|c| c.nic_queues) {
-            Some(limit) => self.hosts[h as usize].nic.alloc(limit, hash),
-            None => 0,
+    /// A NIC queue for a new flow of host `h` of traffic class `class`: under BFC one of its own (§6.2.1), under
+    /// PFC its priority's.
+    pub(super) fn nic_queue(&mut self, h: u32, hash: u64, class: u8) -> u32 {
+        match &self.params.flow_control {
+            FlowControl::Bfc(c) => self.hosts[h as usize].nic.alloc(c.nic_queues, hash),
+            FlowControl::Pfc(_) => self.priority(class) as u32,
+            FlowControl::None => 0,
         }
     }
 
     /// Flow of host `h` on NIC queue `q` finished.
     pub(super) fn release_nic_queue(&mut self, h: u32, q: u32) {
-        if self.hop.enabled {
+        if self.hop.enabled && self.pfc.is_none() {
             self.hosts[h as usize].nic.release(q);
         }
     }
@@ -647,6 +685,20 @@ impl Sim {
             }
         }
         stats
+    }
+
+    /// How long `port`'s link was paused up to now, for the flow-control report. Under PFC: the time any priority
+    /// of its transmitter (a switch port or a NIC) was paused by the device downstream, what `pfc.txt` shows.
+    /// Under BFC, which pauses single queues: the time a switch port had packets but none it could send.
+    /// `None` for a port that is never paused.
+    pub fn link_paused_time(&self, port: PortId) -> Option<Time> {
+        if let Some(pp) = self.pfc_port(port) {
+            return Some(pp.paused_time_any(self.now));
+        }
+        match self.wires[port.idx()].owner {
+            Owner::Switch(sp) => Some(self.sw_ports[sp as usize].pause.blocked_time(self.now)),
+            Owner::Host(_) => None,
+        }
     }
 
     /// For switch port `port`: how long its link was paused (packets waiting, none sendable) and how long each

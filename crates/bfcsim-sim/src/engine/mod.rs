@@ -6,14 +6,19 @@
 //! packets in flight. Flow arrivals come from a sorted list with one pending event; retransmission timers live
 //! in a [`TimerQueue`] with one pending event.
 //!
-//! Per-hop flow control (BFC) lives in [`hop`]: the switch and NIC sides of pausing, the periodic refresh and
-//! the watchdog.
+//! Per-hop flow control lives in [`hop`] (BFC: the switch and NIC sides of pausing, the periodic refresh and
+//! the watchdog, and the pausing of queues that PFC shares) and [`pfc`] (PFC's ingress accounting and
+//! frames). Rate-based congestion control (DCQCN, HPCC) lives in [`rate`]: per-flow pacing, controller
+//! timers, CNPs, INT and switch drop notices.
 
 mod hop;
+mod pfc;
+mod rate;
 
 pub use hop::HopStats;
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use bfcsim_core::rng::{self, Rng, Stream};
 use bfcsim_core::{
@@ -21,13 +26,16 @@ use bfcsim_core::{
     Time,
 };
 use bfcsim_net::ecn::MarkPoint;
+use bfcsim_net::int::IntStack;
 use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
+use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
 use bfcsim_net::queues::PortQueues;
 use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash, five_tuple_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
+use bfcsim_schemes::dcqcn::CnpGenerator;
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
@@ -63,9 +71,13 @@ enum Event {
     Refresh(PortId),
     /// Look for queues paused too long.
     Watchdog,
+    /// The earliest congestion-control timer is due.
+    CcTimer,
+    /// A paced flow of the NIC owning this port may send again.
+    NicWake(PortId),
 }
 
-/// Port ids in events have 21 bits (2M ports), the event kind 3.
+/// Port ids in events have 21 bits (2M ports), the event kind 3 (all eight kinds are in use).
 const PORT_BITS: u32 = 21;
 
 impl EventBits for Event {
@@ -78,6 +90,8 @@ impl EventBits for Event {
             Event::Timer => 3 << PORT_BITS,
             Event::Refresh(p) => 4 << PORT_BITS | p.0,
             Event::Watchdog => 5 << PORT_BITS,
+            Event::CcTimer => 6 << PORT_BITS,
+            Event::NicWake(p) => 7 << PORT_BITS | p.0,
         }
     }
     #[inline]
@@ -89,7 +103,9 @@ impl EventBits for Event {
             2 => Event::Arrival,
             3 => Event::Timer,
             4 => Event::Refresh(port),
-            _ => Event::Watchdog,
+            5 => Event::Watchdog,
+            6 => Event::CcTimer,
+            _ => Event::NicWake(port),
         }
     }
 }
@@ -139,6 +155,8 @@ struct Switch {
     bfc: Option<BfcSwitch>,
     /// App. B: (ingress, egress) pairs whose backpressure is elided, bit `in × ports + out`.
     elide: Vec<u64>,
+    /// PFC's ingress accounting, when PFC runs.
+    pfc: Option<PfcIngress>,
 }
 
 struct Host {
@@ -149,6 +167,10 @@ struct Host {
     ready: VecDeque<FlowId>,
     /// Per-hop flow control at the NIC: paused queues and the flows parked on them.
     nic: hop::NicQueues,
+    /// Paced flows waiting for their next send time, earliest first (rate-based CC only).
+    paced: BinaryHeap<Reverse<(Time, u32)>>,
+    /// When the pending `NicWake` is due (`Time::MAX`: none).
+    wake_at: Time,
 }
 
 /// A flow as the run sees it.
@@ -180,6 +202,17 @@ struct Active {
     nic_q: u32,
     timer_armed: bool,
     rto_deadline: Time,
+    /// Pacing (rate-based CC): when the last data packet started and its wire size; the next may start
+    /// `last_size / rate` later (HPCC ns-3's `m_nextAvail`).
+    last_send: Time,
+    last_size: u32,
+    /// Waiting in its host's `paced` heap (while `in_ring` stays set), with its entry due at `wait_until`.
+    waiting: bool,
+    wait_until: Time,
+    /// The earliest pending congestion-control timer entry of the flow (`Time::MAX`: none).
+    cc_timer_at: Time,
+    /// The receiver's CNP pacing (DCQCN).
+    cnp: CnpGenerator,
 }
 
 /// Packet and byte counts for the conservation check.
@@ -238,6 +271,10 @@ pub struct Sim {
     hop: hop::HopState,
     /// Time each data packet waited in each switch egress queue, in picoseconds.
     queuing_delay: LogHistogram,
+    /// PFC's run-wide state, when PFC runs.
+    pfc: Option<Box<pfc::PfcState>>,
+    /// Rate-based CC's run-wide state: which of its mechanisms run, the INT side slab, the CC timers.
+    rate: rate::RateState,
 }
 
 impl Sim {
@@ -309,6 +346,7 @@ impl Sim {
                 rng: rng::stream(params.seed, Stream::Node(i as u32)),
                 bfc: None,
                 elide: Vec::new(),
+                pfc: None,
             });
             for (local, &p) in node.ports.iter().enumerate() {
                 port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
@@ -341,6 +379,8 @@ impl Sim {
                 ctrl: VecDeque::new(),
                 ready: VecDeque::new(),
                 nic: hop::NicQueues::default(),
+                paced: BinaryHeap::new(),
+                wake_at: Time::MAX,
             });
         }
         let wires = topo
@@ -447,10 +487,14 @@ impl Sim {
             queues_per_class: per_class as u64,
             hop: hop::HopState::new(params_seed),
             queuing_delay: LogHistogram::new(),
+            pfc: None,
+            rate: rate::RateState::default(),
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
         sim.init_flow_control();
+        sim.init_rate();
+        sim.init_pfc()?;
         if let Some(first) = sim.flows.first() {
             sim.now = first.spec.start;
             sim.events.push(first.spec.start, Event::Arrival);
@@ -563,6 +607,8 @@ impl Sim {
                 Event::Timer => self.fire_timers(),
                 Event::Refresh(p) => self.refresh(p),
                 Event::Watchdog => self.watchdog(),
+                Event::CcTimer => self.fire_cc_timers(),
+                Event::NicWake(p) => self.nic_wake(p),
             }
         }
         if self.now < limit && limit != Time::MAX {
@@ -683,13 +729,19 @@ impl Sim {
         } else {
             (self.data_queue_for(p.class, p.hash), None)
         };
-        let out = &mut self.sw_ports[out_sp as usize];
-        if let Err(reason) = self.switches[s]
-            .mmu
-            .admit(out.local as usize, queue, p.size as u64)
-        {
+        let pfc = !control && self.switches[s].pfc.is_some();
+        let out_local = self.sw_ports[out_sp as usize].local as usize;
+        let admitted = if pfc {
+            self.pfc_admit(s, in_sp, out_local, queue, &p)
+        } else {
+            self.switches[s].mmu.admit(out_local, queue, p.size as u64)
+        };
+        if let Err(reason) = admitted {
             if let Some(e) = bfc {
                 self.bfc_undo(s, in_sp, out_sp, &p, &e);
+            }
+            if self.rate.drop_notify && p.kind == PacketKind::Data {
+                self.notify_drop(&p);
             }
             self.drop_packet(pkt, reason);
             return;
@@ -712,6 +764,9 @@ impl Sim {
             if let Some(signal) = e.signal {
                 self.send_signal(s, signal);
             }
+        } else if pfc {
+            pm.in_port = self.sw_ports[in_sp as usize].local as u16;
+            self.pause_changed(out_sp);
         }
         self.kick(egress);
     }
@@ -728,8 +783,14 @@ impl Sim {
         let p = self.packets.get_mut(pkt);
         if p.kind == PacketKind::Data {
             self.queuing_delay.record((self.now - p.queued_at).0);
-            if self.switches[out.switch as usize].bfc.is_some() {
+            let sw = &self.switches[out.switch as usize];
+            if sw.bfc.is_some() {
                 self.bfc_dequeue(sp, pkt, queue);
+            } else if sw.pfc.is_some() {
+                self.pfc_dequeue(sp, pkt);
+            }
+            if self.rate.int {
+                self.int_stamp(port, sp, pkt);
             }
         }
         self.pause_changed(sp);
@@ -767,8 +828,9 @@ impl Sim {
         if let Some(next) = self.flows.get(self.next_arrival) {
             self.events.push(next.spec.start, Event::Arrival);
         }
-        let (src_host, hash) = (self.flows[id.idx()].src_host, self.flows[id.idx()].hash);
-        let nic_q = self.nic_queue(src_host, hash);
+        let f = &self.flows[id.idx()];
+        let (src_host, hash, class) = (f.src_host, f.hash, f.spec.class);
+        let nic_q = self.nic_queue(src_host, hash, class);
         let info = &self.flows[id.idx()];
         let tc = &self.params.nic.transport;
         let active = Active {
@@ -781,6 +843,12 @@ impl Sim {
             nic_q,
             timer_armed: false,
             rto_deadline: Time::ZERO,
+            last_send: Time::ZERO,
+            last_size: 0,
+            waiting: false,
+            wait_until: Time::MAX,
+            cc_timer_at: Time::MAX,
+            cnp: CnpGenerator::new(self.rate.cnp_interval),
         };
         let slot = match self.free_slots.pop() {
             Some(s) => {
@@ -834,13 +902,17 @@ impl Sim {
                 self.active[slot].in_ring = false;
                 continue;
             }
-            let info = &self.flows[id.idx()];
             let a = &mut self.active[slot];
             let window = a.cc.window();
             if !a.sender.can_send(window) {
                 a.in_ring = false;
                 continue;
             }
+            if self.rate.active && self.pace(h, id, slot) {
+                continue;
+            }
+            let info = &self.flows[id.idx()];
+            let a = &mut self.active[slot];
             let idle_before = a.sender.in_flight() == 0;
             let (seq, len, resend) = a.sender.next_segment();
             if a.sender.can_send(window) {
@@ -849,11 +921,12 @@ impl Sim {
                 a.in_ring = false;
             }
             let nic = &self.params.nic;
+            let size = len + nic.header + self.rate.int_overhead;
             let pkt = self.packets.alloc(Packet {
                 seq,
                 sent_at: self.now,
                 flow: id,
-                size: len + nic.header,
+                size,
                 payload: len,
                 dst_host: info.dst_host,
                 src: info.spec.src,
@@ -870,7 +943,7 @@ impl Sim {
                 queued_at: Time::ZERO,
             });
             self.counters.injected_pkts += 1;
-            self.counters.injected_bytes += (len + nic.header) as u64;
+            self.counters.injected_bytes += size as u64;
             if resend {
                 self.counters.retransmits += 1;
             }
@@ -883,6 +956,9 @@ impl Sim {
                 let at = a.rto_deadline;
                 self.arm_timer(at, id);
             }
+            if self.rate.active {
+                self.data_sent(slot, pkt, size);
+            }
             let more = !self.hosts[h as usize].ready.is_empty();
             self.transmit(port, pkt);
             return more;
@@ -890,6 +966,9 @@ impl Sim {
         false
     }
 
+    // Out of line: it keeps `deliver` small enough to be inlined into the event loop with the switch path
+    // (hosts receive one packet for every few switch hops).
+    #[inline(never)]
     fn host_receive(&mut self, h: u32, pkt: PacketId) {
         let p = *self.packets.get(pkt);
         self.counters.delivered_pkts += 1;
@@ -902,6 +981,10 @@ impl Sim {
         let slot = info.slot as usize;
         match p.kind {
             PacketKind::Data => {
+                // The CNP goes first, so that the sender reacts to it before the ACK (HPCC ns-3's order).
+                if self.rate.cnp && self.active[slot].cnp.on_data(self.now, p.ce) {
+                    self.send_reply(h, &p, pkt, PacketKind::Cnp, p.seq, 0);
+                }
                 let reply = self.active[slot]
                     .receiver
                     .handle_data(p.seq, p.payload, p.ce);
@@ -910,37 +993,12 @@ impl Sim {
                     Reply::Ack { seq, ce_bytes } => (PacketKind::Ack, seq, ce_bytes),
                     Reply::Nack { seq } => (PacketKind::Nack, seq, 0),
                 };
-                let size = self.params.nic.ack_size;
-                let ack = self.packets.alloc(Packet {
-                    seq,
-                    sent_at: p.sent_at,
-                    flow: p.flow,
-                    size,
-                    payload: 0,
-                    dst_host: info.src_host,
-                    src: info.spec.dst,
-                    hash: info.rev_hash as u32,
-                    ce_bytes,
-                    kind,
-                    class: p.class,
-                    ect: false,
-                    ce: false,
-                    incast: p.incast,
-                    upstream_q: 0,
-                    in_port: 0,
-                    hop_flags: 0,
-                    queued_at: Time::ZERO,
-                });
-                self.counters.injected_pkts += 1;
-                self.counters.injected_bytes += size as u64;
-                let host = &mut self.hosts[h as usize];
-                host.ctrl.push_back(ack);
-                let port = host.port;
-                self.kick(port);
+                self.send_reply(h, &p, pkt, kind, seq, ce_bytes);
             }
             PacketKind::Ack => {
                 let a = &mut self.active[slot];
-                let out = a.sender.handle_ack(p.seq, Some(self.now - p.sent_at));
+                let rtt = self.now - p.sent_at;
+                let out = a.sender.handle_ack(p.seq, Some(rtt));
                 if out.complete {
                     self.complete(p.flow);
                     return;
@@ -948,14 +1006,24 @@ impl Sim {
                 if out.newly_acked > 0 {
                     a.rto_deadline = self.now + a.sender.rto();
                 }
-                let signal = AckSignal {
+                let mut signal = AckSignal {
                     newly_acked: out.newly_acked,
                     ce_bytes: p.ce_bytes as u64,
                     ack_seq: p.seq,
                     snd_nxt: a.sender.snd_nxt(),
+                    rtt: Some(rtt),
                     ..AckSignal::default()
                 };
+                if self.rate.int {
+                    signal.int = self.rate.stacks[pkt.idx()];
+                }
                 a.cc.on_ack(self.now, &signal);
+                self.cc_changed(slot);
+                self.make_ready(p.flow);
+            }
+            PacketKind::Cnp => {
+                self.active[slot].cc.on_cnp(self.now);
+                self.cc_changed(slot);
                 self.make_ready(p.flow);
             }
             PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh => {
@@ -965,13 +1033,61 @@ impl Sim {
                 let a = &mut self.active[slot];
                 let before = a.sender.snd_nxt();
                 a.sender.handle_ack(p.seq, None);
-                if a.sender.handle_nack(p.seq) {
+                // With drop notices, the go-back the switch's notice caused already resends the gap.
+                let covered = self.rate.drop_notify && a.sender.covered(p.seq, p.sent_at);
+                if !covered && a.sender.handle_nack(p.seq) {
                     a.cc.on_loss(self.now, before);
                     a.rto_deadline = self.now + a.sender.rto();
+                    self.cc_changed(slot);
                 }
                 self.make_ready(p.flow);
             }
         }
+    }
+
+    /// Sends a control packet (ACK, NACK or CNP) from host `h` back to the sender of data packet `data`
+    /// (whose id was `data_id`), ahead of data at the NIC.
+    #[inline]
+    fn send_reply(
+        &mut self,
+        h: u32,
+        data: &Packet,
+        data_id: PacketId,
+        kind: PacketKind,
+        seq: u64,
+        ce_bytes: u32,
+    ) {
+        let info = &self.flows[data.flow.idx()];
+        let size = self.params.nic.ack_size;
+        let reply = self.packets.alloc(Packet {
+            seq,
+            sent_at: data.sent_at,
+            flow: data.flow,
+            size,
+            payload: 0,
+            dst_host: info.src_host,
+            src: info.spec.dst,
+            hash: info.rev_hash as u32,
+            ce_bytes,
+            kind,
+            class: data.class,
+            ect: false,
+            ce: false,
+            incast: data.incast,
+            upstream_q: 0,
+            in_port: 0,
+            hop_flags: 0,
+            queued_at: Time::ZERO,
+        });
+        if self.rate.int && kind == PacketKind::Ack {
+            self.echo_int(data_id, reply);
+        }
+        self.counters.injected_pkts += 1;
+        self.counters.injected_bytes += size as u64;
+        let host = &mut self.hosts[h as usize];
+        host.ctrl.push_back(reply);
+        let port = host.port;
+        self.kick(port);
     }
 
     fn complete(&mut self, id: FlowId) {
@@ -1022,6 +1138,7 @@ impl Sim {
             a.rto_deadline = self.now + a.sender.rto();
             let at = a.rto_deadline;
             self.timers.push(at, id);
+            self.cc_changed(slot as usize);
             self.make_ready(id);
         }
         if let Some(next) = self.timers.next_deadline()
@@ -1196,6 +1313,28 @@ impl Sim {
                     sw.node,
                     sw.mmu.total()
                 ));
+            }
+            if let Some(pfc) = &sw.pfc {
+                v.extend(
+                    pfc.violations()
+                        .into_iter()
+                        .map(|e| format!("switch {}: {e}", sw.node)),
+                );
+                // PFC counts every queued data byte at ingress; control packets (queue 0) bypass it.
+                let control: u64 = self
+                    .sw_ports
+                    .iter()
+                    .filter(|p| p.switch as usize == s)
+                    .map(|p| p.queues.queue_bytes(0))
+                    .sum();
+                if pfc.total() + control != queued {
+                    v.push(format!(
+                        "switch {}: PFC counts {} B at ingress but its data queues hold {} B",
+                        sw.node,
+                        pfc.total(),
+                        queued - control
+                    ));
+                }
             }
         }
         v

@@ -1,9 +1,14 @@
 //! Helpers shared by the engine's integration tests.
 #![allow(dead_code)]
 
+use bfcsim_core::PortId;
 use bfcsim_core::{Bytes, FlowSpec, NodeId, Time};
+use bfcsim_net::pfc::PfcConfig;
 use bfcsim_schemes::cc::{CcConfig, FixedConfig};
+use bfcsim_schemes::dcqcn::DcqcnConfig;
 use bfcsim_schemes::dctcp::DctcpConfig;
+use bfcsim_schemes::hpcc::HpccConfig;
+use bfcsim_sim::Sim;
 use bfcsim_sim::{FlowControl, NicConfig, SimParams, SwitchConfig};
 
 pub fn params(cc: CcConfig) -> SimParams {
@@ -22,6 +27,43 @@ pub fn dctcp() -> CcConfig {
 
 pub fn no_cc() -> CcConfig {
     CcConfig::None(FixedConfig::default())
+}
+
+pub fn hpcc() -> CcConfig {
+    CcConfig::Hpcc(HpccConfig::default())
+}
+
+pub fn dcqcn() -> CcConfig {
+    CcConfig::Dcqcn(DcqcnConfig::default())
+}
+
+/// `p` with PFC at HPCC ns-3's defaults.
+pub fn with_pfc(mut p: SimParams) -> SimParams {
+    p.flow_control = FlowControl::Pfc(PfcConfig::default());
+    p
+}
+
+/// `hosts` hosts on one switch, 100 Gb/s links of 1 µs.
+pub fn star(hosts: u32) -> bfcsim_net::Topology {
+    use bfcsim_net::build::{Build, Star};
+    Star {
+        hosts,
+        rate: bfcsim_core::Rate::gbps(100),
+        delay: Time::from_us(1),
+    }
+    .build()
+    .unwrap()
+}
+
+/// The switch egress port that leads to host `h` (a host's one link).
+pub fn port_to_host(sim: &Sim, h: u32) -> PortId {
+    let host_port = sim.topology().nodes[h as usize].ports[0];
+    sim.topology().ports[host_port.idx()].peer
+}
+
+/// Total drops of a run so far.
+pub fn drops(sim: &Sim) -> u64 {
+    sim.drops().iter().map(|&(_, n)| n).sum()
 }
 
 pub fn flow(src: u32, dst: u32, size: u64, start: Time) -> FlowSpec {

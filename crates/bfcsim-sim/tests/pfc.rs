@@ -1,0 +1,158 @@
+//! PFC in the engine: lossless incast, pause frames and paused time, head-of-line blocking that emerges from
+//! the mechanism, and BFC's "HPCC-PFC" (ideal retransmission without PFC) under the same kind of incast.
+
+mod common;
+
+use bfcsim_core::{Bytes, FlowId, FlowSpec, Rate, Time};
+use bfcsim_net::build::{Build, Dumbbell};
+use bfcsim_sim::{Sim, SimParams};
+use common::*;
+
+/// Runs to the end; checks the invariants and that every flow finished.
+fn run_all(topo: bfcsim_net::Topology, flows: &[FlowSpec], p: SimParams) -> Sim {
+    let mut sim = Sim::new(topo, flows, p).unwrap();
+    sim.run();
+    assert!(
+        sim.check_invariants().is_empty(),
+        "{:?}",
+        sim.check_invariants()
+    );
+    assert_eq!(sim.flows_done(), flows.len(), "every flow finishes");
+    sim
+}
+
+fn fct(sim: &Sim, id: u32) -> Time {
+    let (spec, _, _, finish) = sim.flow(FlowId(id));
+    finish.expect("finished") - spec.start
+}
+
+/// 16 line-rate senders into one receiver through a 1 MB switch: without PFC the buffer overflows; with PFC
+/// the ingress ports pause the senders' NICs and nothing is lost.
+#[test]
+fn incast_into_a_small_buffer_is_lossless_under_pfc() {
+    let flows: Vec<_> = (1..=16).map(|s| flow(s, 0, 500_000, Time::ZERO)).collect();
+    let mut p = params(no_cc());
+    p.switch.buffer = Bytes(1_000_000);
+    let lossy = run_all(star(17), &flows, p.clone());
+    let sim = run_all(star(17), &flows, with_pfc(p));
+    let h = sim.hop_stats();
+    let records = sim.pfc_records().expect("PFC ran");
+    let pauses = records.iter().filter(|r| r.pause).count() as u64;
+    let max_paused = (1..=16u32)
+        .map(|host| {
+            let port = sim.topology().nodes[host as usize].ports[0];
+            sim.pfc_port(port).unwrap().paused_time_any(sim.now()).0 as f64 / sim.now().0 as f64
+        })
+        .fold(0.0, f64::max);
+    println!(
+        "16->1 incast, 1 MB buffer: {} drops without PFC; with PFC {} drops, {} PAUSE and {} RESUME frames, \
+         NIC paused at most {:.3} of the run",
+        drops(&lossy),
+        drops(&sim),
+        h.pause_frames,
+        h.resume_frames,
+        max_paused,
+    );
+    assert!(
+        drops(&lossy) > 0,
+        "the incast overflows the buffer without PFC"
+    );
+    assert_eq!(drops(&sim), 0);
+    assert!(h.pause_frames > 0 && h.pause_frames == h.resume_frames);
+    assert_eq!(
+        pauses, h.pause_frames,
+        "pfc.txt records every PAUSE received"
+    );
+    assert!(
+        records.iter().all(|r| r.node_type == 0 && r.if_index == 1),
+        "only NICs are paused"
+    );
+    assert!(max_paused > 0.1, "paused fraction {max_paused}");
+}
+
+/// Head-of-line blocking (BFC §2.2): three hosts on the left send to one host on the right through a
+/// 400 Gb/s trunk; the right switch's egress to that host congests, its trunk ingress crosses the PFC
+/// threshold and pauses the trunk. A victim flow from a fourth left host to an idle right host shares only
+/// the trunk with them (which has room for all four), yet waits behind the pauses. Without PFC the congested
+/// traffic is dropped instead and the victim runs at line rate.
+#[test]
+fn pfc_pauses_slow_a_victim_flow_to_an_uncongested_host() {
+    let topo = Dumbbell {
+        left: 4,
+        right: 2,
+        host_rate: Rate::gbps(100),
+        bottleneck_rate: Rate::gbps(400),
+        host_delay: Time::from_us(1),
+        bottleneck_delay: Time::from_us(1),
+    }
+    .build()
+    .unwrap();
+    let victim = flow(3, 5, 2_000_000, Time::from_us(200));
+    let mut congested: Vec<_> = (0..3).map(|s| flow(s, 4, 10_000_000, Time::ZERO)).collect();
+    congested.push(victim);
+    let mut p = params(no_cc());
+    p.switch.buffer = Bytes(2_000_000);
+    let alone = run_all(
+        topo.clone(),
+        &[flow(3, 5, 2_000_000, Time::ZERO)],
+        with_pfc(p.clone()),
+    );
+    let lossy = run_all(topo.clone(), &congested, p.clone());
+    let sim = run_all(topo, &congested, with_pfc(p));
+    let (t_alone, t_lossy, t_pfc) = (fct(&alone, 0), fct(&lossy, 3), fct(&sim, 3));
+    // The left switch's port towards the right switch.
+    let topo = sim.topology();
+    let left_switch = topo.peer_node(topo.nodes[0].ports[0]);
+    let trunk = *topo.nodes[left_switch.idx()]
+        .ports
+        .iter()
+        .find(|&&p| !topo.is_host(topo.peer_node(p)))
+        .unwrap();
+    let trunk_paused = sim.pfc_port(trunk).unwrap().paused_time_any(sim.now());
+    println!(
+        "victim FCT: alone {t_alone}, with congestion and no PFC {t_lossy} ({} drops), with PFC {t_pfc} \
+         ({} PAUSE frames, trunk paused {trunk_paused} of {})",
+        drops(&lossy),
+        sim.hop_stats().pause_frames,
+        sim.now()
+    );
+    assert_eq!(drops(&sim), 0);
+    assert!(trunk_paused > Time::ZERO, "the trunk was paused");
+    assert!(
+        t_lossy.0 < t_alone.0 * 11 / 10,
+        "no PFC: the victim is not held up"
+    );
+    assert!(
+        t_pfc.0 > 2 * t_alone.0,
+        "PFC: the victim waits behind the pauses"
+    );
+}
+
+/// BFC §6.2.1's HPCC-PFC: no PFC, every drop reported to the sender at once. A 32->1 incast of HPCC flows
+/// starting at line rate overflows a 500 KB buffer; every flow still completes, with no retransmission
+/// timeout.
+#[test]
+fn hpcc_ideal_retx_drops_under_incast_and_delivers_every_flow() {
+    let flows: Vec<_> = (1..=32).map(|s| flow(s, 0, 200_000, Time::ZERO)).collect();
+    let mut p = params(hpcc());
+    p.switch.buffer = Bytes(500_000);
+    p.switch.drop_notification = true;
+    let sim = run_all(star(33), &flows, p.clone());
+    let c = sim.counters();
+    let last = (0..32).map(|i| fct(&sim, i)).max().unwrap();
+    p.switch.drop_notification = false;
+    let plain = run_all(star(33), &flows, p);
+    let last_plain = (0..32).map(|i| fct(&plain, i)).max().unwrap();
+    println!(
+        "32->1 HPCC incast, 500 KB buffer: with drop notices {} drops, {} retransmitted packets, {} timeouts, \
+         last flow done in {last}; with receiver NACKs only {} drops, {} timeouts, last done in {last_plain}",
+        drops(&sim),
+        c.retransmits,
+        c.timeouts,
+        drops(&plain),
+        plain.counters().timeouts
+    );
+    assert!(drops(&sim) > 0);
+    assert_eq!(c.timeouts, 0);
+    assert!(sim.pfc_records().is_none());
+}
