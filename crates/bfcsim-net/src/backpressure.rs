@@ -93,7 +93,7 @@ mod tests {
 
     /// Five switches in a ring, each with a host: routes of two switch hops go around, and the backpressure
     /// graph has a cycle that one elided pair breaks.
-    pub(crate) fn ring(n: usize) -> Topology {
+    fn ring(n: usize) -> Topology {
         let mut t = Topology::new();
         let rate = Rate(100_000_000_000);
         let d = Time::from_us(1);

@@ -91,10 +91,23 @@ pub trait CongestionControl {
     }
     /// Fires every timer due at or before `now` (default: nothing to do).
     fn on_timer(&mut self, _now: Time) {}
-    /// A NACK reported a lost packet; `snd_nxt` is the sender's next sequence before it goes back.
-    fn on_loss(&mut self, now: Time, snd_nxt: u64);
-    /// The retransmission timer fired.
-    fn on_timeout(&mut self, now: Time);
+    /// A NACK reported a lost packet; `snd_nxt` is the sender's next sequence before it goes back (default:
+    /// no reaction, as HPCC's ns-3 has for its rate-based schemes).
+    fn on_loss(&mut self, _now: Time, _snd_nxt: u64) {}
+    /// The retransmission timer fired (default: no reaction).
+    fn on_timeout(&mut self, _now: Time) {}
+}
+
+/// The flow context the controllers' unit tests share: 100 Gb/s, 1000 B packets, an 8 µs base RTT, one
+/// 100 KB BDP (CLOS-128's nominal values).
+#[cfg(test)]
+pub(crate) fn test_context() -> FlowContext {
+    FlowContext {
+        mss: 1000,
+        line_rate: Rate::gbps(100),
+        base_rtt: Time::from_us(8),
+        bdp: Bytes(100_000),
+    }
 }
 
 /// A window that never changes: no end-to-end congestion control. `window = None` sends at line rate without
@@ -166,8 +179,6 @@ impl CongestionControl for Fixed {
         self.window
     }
     fn on_ack(&mut self, _: Time, _: &AckSignal) {}
-    fn on_loss(&mut self, _: Time, _: u64) {}
-    fn on_timeout(&mut self, _: Time) {}
 }
 
 /// Every end-to-end congestion controller's configuration, tagged by scheme name in the experiment file.

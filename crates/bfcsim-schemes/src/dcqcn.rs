@@ -502,14 +502,7 @@ mod tests {
     /// 1 − g for the default g = 1/256 (exact in binary).
     const A: f64 = 255.0 / 256.0;
 
-    fn ctx() -> FlowContext {
-        FlowContext {
-            mss: 1000,
-            line_rate: Rate::gbps(100),
-            base_rtt: Time::from_us(8),
-            bdp: Bytes(100_000),
-        }
-    }
+    use crate::cc::test_context as ctx;
 
     fn us(n: u64) -> Time {
         Time::from_us(n)

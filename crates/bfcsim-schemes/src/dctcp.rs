@@ -170,16 +170,8 @@ impl CongestionControl for Dctcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bfcsim_core::{Bytes, Rate};
 
-    fn ctx() -> FlowContext {
-        FlowContext {
-            mss: 1000,
-            line_rate: Rate::gbps(100),
-            base_rtt: Time::from_us(8),
-            bdp: Bytes(100_000),
-        }
-    }
+    use crate::cc::test_context as ctx;
 
     fn ack(newly: u64, ce: u64, ack_seq: u64, snd_nxt: u64) -> AckSignal {
         AckSignal {

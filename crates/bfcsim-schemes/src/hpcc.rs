@@ -234,10 +234,6 @@ impl CongestionControl for Hpcc {
             self.last_update_seq = Some(last.max(ack.snd_nxt));
         }
     }
-
-    fn on_loss(&mut self, _now: Time, _snd_nxt: u64) {}
-
-    fn on_timeout(&mut self, _now: Time) {}
 }
 
 #[cfg(test)]
@@ -245,14 +241,7 @@ mod tests {
     use super::*;
     use bfcsim_net::int::IntHop;
 
-    fn ctx() -> FlowContext {
-        FlowContext {
-            mss: 1000,
-            line_rate: Rate::gbps(100),
-            base_rtt: Time::from_us(8),
-            bdp: Bytes(100_000),
-        }
-    }
+    use crate::cc::test_context as ctx;
 
     fn hop(ts_us: u64, tx_bytes: u64, qlen: u64, gbps: u64) -> IntHop {
         IntHop {

@@ -93,25 +93,13 @@ impl CongestionControl for RttTarget {
         self.w += self.mss * (self.target - rtt) / rtt;
         self.w = self.w.max(self.mss);
     }
-
-    fn on_loss(&mut self, _now: Time, _snd_nxt: u64) {}
-
-    fn on_timeout(&mut self, _now: Time) {}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bfcsim_core::{Bytes, Rate};
 
-    fn ctx() -> FlowContext {
-        FlowContext {
-            mss: 1000,
-            line_rate: Rate::gbps(100),
-            base_rtt: Time::from_us(8),
-            bdp: Bytes(100_000),
-        }
-    }
+    use crate::cc::test_context as ctx;
 
     fn rtt_us(n: u64) -> AckSignal {
         AckSignal {
