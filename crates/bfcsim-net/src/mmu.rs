@@ -61,19 +61,41 @@ pub struct MmuLayout {
 }
 
 /// Occupancy and admission state of one switch's buffer.
+///
+/// The state a packet's admission touches sits together (one entry per queue with its bytes, α and pool; one
+/// entry per pool with its size, use and peak), so that admitting a packet reads two cache lines, not six.
 #[derive(Clone, Debug)]
 pub struct Mmu {
     layout: MmuLayout,
-    /// Bytes held by each (port, queue), reserve and shared together.
-    queue_bytes: Vec<u64>,
-    /// Shared bytes in use in each pool.
-    pool_used: Vec<u64>,
-    /// Highest shared use each pool reached.
-    pool_peak: Vec<u64>,
+    /// Per (port, queue), port-major.
+    queues: Vec<QueueState>,
+    pools: Vec<Pool>,
+    queues_per_port: usize,
+    reserve: u64,
+    unlimited: bool,
     /// Total bytes held by the switch.
     total: u64,
     /// Releases of more than a queue held (a bookkeeping bug); checked by the end-of-run invariants.
     underflows: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct QueueState {
+    /// Bytes held, reserve and shared together.
+    bytes: u64,
+    /// Dynamic Threshold α.
+    alpha: f64,
+    /// The pool of the queue's port.
+    pool: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pool {
+    size: u64,
+    /// Shared bytes in use.
+    used: u64,
+    /// Highest shared use reached.
+    peak: u64,
 }
 
 impl Mmu {
@@ -84,13 +106,33 @@ impl Mmu {
             layout.queues_per_port,
             "one α per queue index"
         );
-        let nq = layout.pool_of_port.len() * layout.queues_per_port;
-        let np = layout.pool_size.len();
+        let queues = layout
+            .pool_of_port
+            .iter()
+            .flat_map(|&pool| {
+                layout.alpha.iter().map(move |&alpha| QueueState {
+                    bytes: 0,
+                    alpha,
+                    pool: pool as u32,
+                })
+            })
+            .collect();
+        let pools = layout
+            .pool_size
+            .iter()
+            .map(|&size| Pool {
+                size,
+                used: 0,
+                peak: 0,
+            })
+            .collect();
         Mmu {
+            queues,
+            pools,
+            queues_per_port: layout.queues_per_port,
+            reserve: layout.reserve,
+            unlimited: layout.unlimited,
             layout,
-            queue_bytes: vec![0; nq],
-            pool_used: vec![0; np],
-            pool_peak: vec![0; np],
             total: 0,
             underflows: 0,
         }
@@ -98,36 +140,31 @@ impl Mmu {
 
     #[inline]
     fn qi(&self, port: usize, queue: usize) -> usize {
-        port * self.layout.queues_per_port + queue
+        port * self.queues_per_port + queue
     }
 
     #[inline]
     fn shared_of(&self, bytes: u64) -> u64 {
-        bytes.saturating_sub(self.layout.reserve)
+        bytes.saturating_sub(self.reserve)
     }
 
     /// Tries to take `bytes` for a packet entering `queue` of local `port`.
     #[inline]
     pub fn admit(&mut self, port: usize, queue: usize, bytes: u64) -> Result<(), DropReason> {
         let qi = self.qi(port, queue);
-        let held = self.queue_bytes[qi];
-        let extra = self.shared_of(held + bytes) - self.shared_of(held);
-        let pool = self.layout.pool_of_port[port] as usize;
-        if extra > 0 && !self.layout.unlimited {
-            let used = self.pool_used[pool];
-            let size = self.layout.pool_size[pool];
-            if used + extra > size {
+        let q = self.queues[qi];
+        let extra = self.shared_of(q.bytes + bytes) - self.shared_of(q.bytes);
+        if extra > 0 && !self.unlimited {
+            let pool = &self.pools[q.pool as usize];
+            if pool.used + extra > pool.size {
                 return Err(DropReason::PoolFull);
             }
-            let free = (size - used) as f64;
-            if self.shared_of(held) as f64 >= self.layout.alpha[queue] * free {
+            let free = (pool.size - pool.used) as f64;
+            if self.shared_of(q.bytes) as f64 >= q.alpha * free {
                 return Err(DropReason::DynamicThreshold);
             }
         }
-        self.queue_bytes[qi] = held + bytes;
-        self.pool_used[pool] += extra;
-        self.pool_peak[pool] = self.pool_peak[pool].max(self.pool_used[pool]);
-        self.total += bytes;
+        self.take(qi, bytes, extra);
         Ok(())
     }
 
@@ -139,12 +176,19 @@ impl Mmu {
     #[inline]
     pub fn admit_lossless(&mut self, port: usize, queue: usize, bytes: u64) {
         let qi = self.qi(port, queue);
-        let held = self.queue_bytes[qi];
+        let held = self.queues[qi].bytes;
         let extra = self.shared_of(held + bytes) - self.shared_of(held);
-        let pool = self.layout.pool_of_port[port] as usize;
-        self.queue_bytes[qi] = held + bytes;
-        self.pool_used[pool] += extra;
-        self.pool_peak[pool] = self.pool_peak[pool].max(self.pool_used[pool]);
+        self.take(qi, bytes, extra);
+    }
+
+    /// Counts `bytes` into queue `qi`, `extra` of them from its pool's shared part.
+    #[inline]
+    fn take(&mut self, qi: usize, bytes: u64, extra: u64) {
+        let q = &mut self.queues[qi];
+        q.bytes += bytes;
+        let pool = &mut self.pools[q.pool as usize];
+        pool.used += extra;
+        pool.peak = pool.peak.max(pool.used);
         self.total += bytes;
     }
 
@@ -152,14 +196,15 @@ impl Mmu {
     #[inline]
     pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
         let qi = self.qi(port, queue);
-        let held = self.queue_bytes[qi];
+        let held = self.queues[qi].bytes;
         if bytes > held {
             self.underflows += 1;
         }
         let after = held.saturating_sub(bytes);
-        let pool = self.layout.pool_of_port[port] as usize;
-        self.pool_used[pool] -= self.shared_of(held) - self.shared_of(after);
-        self.queue_bytes[qi] = after;
+        let shared = self.shared_of(held) - self.shared_of(after);
+        let q = &mut self.queues[qi];
+        q.bytes = after;
+        self.pools[q.pool as usize].used -= shared;
         self.total -= held - after;
     }
 
@@ -170,16 +215,19 @@ impl Mmu {
     }
     /// Bytes held by one queue.
     pub fn queue_bytes(&self, port: usize, queue: usize) -> u64 {
-        self.queue_bytes[self.qi(port, queue)]
+        self.queues[self.qi(port, queue)].bytes
     }
     /// Bytes held by all queues of one port.
     pub fn port_bytes(&self, port: usize) -> u64 {
-        let q = self.layout.queues_per_port;
-        self.queue_bytes[port * q..(port + 1) * q].iter().sum()
+        let q = self.queues_per_port;
+        self.queues[port * q..(port + 1) * q]
+            .iter()
+            .map(|q| q.bytes)
+            .sum()
     }
     /// Shared bytes in use in `pool`.
     pub fn pool_used(&self, pool: usize) -> u64 {
-        self.pool_used[pool]
+        self.pools[pool].used
     }
     /// The layout.
     pub fn layout(&self) -> &MmuLayout {
@@ -188,13 +236,8 @@ impl Mmu {
     /// Invariant violations seen so far: pools that went over their size, and releases of bytes not held.
     pub fn violations(&self) -> Vec<String> {
         let mut v = Vec::new();
-        if !self.layout.unlimited {
-            for (i, (&peak, &size)) in self
-                .pool_peak
-                .iter()
-                .zip(&self.layout.pool_size)
-                .enumerate()
-            {
+        if !self.unlimited {
+            for (i, &Pool { size, peak, .. }) in self.pools.iter().enumerate() {
                 if peak > size {
                     v.push(format!("pool {i} reached {peak} B, over its {size} B"));
                 }

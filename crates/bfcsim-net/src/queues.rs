@@ -12,25 +12,32 @@ use std::collections::VecDeque;
 
 use bfcsim_core::PacketId;
 
+/// One queue with its scheduler state, kept together so that serving a packet touches one entry.
 #[derive(Clone, Debug, Default)]
 struct Fifo {
     pkts: VecDeque<(PacketId, u32)>,
     bytes: u64,
+    /// DRR deficit counter.
+    deficit: u64,
+    /// Strict-priority level; 0 is served first.
+    level: u8,
+}
+
+/// Bits of 64 queues: empty ones, and paused ones.
+#[derive(Clone, Copy, Debug)]
+struct Bits {
+    empty: u64,
+    paused: u64,
 }
 
 /// The queues of one egress port and their scheduler state.
 #[derive(Clone, Debug)]
 pub struct PortQueues {
     queues: Vec<Fifo>,
-    /// Strict-priority level of each queue; 0 is served first.
-    level_of: Vec<u8>,
     /// Per level, the non-empty queues that are not paused, in DRR order.
     rings: Vec<VecDeque<u16>>,
-    /// Paused queues (bit per queue).
-    paused: Vec<u64>,
-    /// Empty queues (bit per queue).
-    empty: Vec<u64>,
-    deficit: Vec<u64>,
+    /// Empty and paused queues, 64 per word.
+    bits: Vec<Bits>,
     quantum: u64,
     /// Serve one packet per turn whatever its size (the BFC artifact's round robin) instead of DRR.
     per_packet: bool,
@@ -51,21 +58,23 @@ impl PortQueues {
         let n_levels = *levels.iter().max().unwrap() as usize + 1;
         assert!(n_levels <= 64, "at most 64 priority levels");
         PortQueues {
-            queues: vec![Fifo::default(); levels.len()],
-            level_of: levels.to_vec(),
+            queues: levels
+                .iter()
+                .map(|&level| Fifo {
+                    level,
+                    ..Fifo::default()
+                })
+                .collect(),
             rings: vec![VecDeque::new(); n_levels],
-            paused: vec![0; levels.len().div_ceil(64)],
-            empty: (0..levels.len().div_ceil(64))
+            bits: (0..levels.len().div_ceil(64))
                 .map(|w| {
-                    let bits = (levels.len() - w * 64).min(64);
-                    if bits == 64 {
-                        u64::MAX
-                    } else {
-                        (1 << bits) - 1
+                    let n = (levels.len() - w * 64).min(64);
+                    Bits {
+                        empty: if n == 64 { u64::MAX } else { (1 << n) - 1 },
+                        paused: 0,
                     }
                 })
                 .collect(),
-            deficit: vec![0; levels.len()],
             quantum: quantum.max(1),
             per_packet: false,
             busy_levels: 0,
@@ -84,7 +93,7 @@ impl PortQueues {
     #[inline]
     pub fn push(&mut self, q: usize, id: PacketId, size: u32) {
         if self.queues[q].pkts.is_empty() {
-            self.empty[q / 64] &= !(1 << (q % 64));
+            self.bits[q / 64].empty &= !(1 << (q % 64));
             if !self.is_paused(q) {
                 self.join_ring(q);
             }
@@ -109,9 +118,9 @@ impl PortQueues {
             let q = *ring.front().expect("busy level has a queue") as usize;
             let fifo = &mut self.queues[q];
             let (id, size) = *fifo.pkts.front().expect("queue in ring is non-empty");
-            if self.per_packet || self.deficit[q] >= size as u64 {
+            if self.per_packet || fifo.deficit >= size as u64 {
                 if !self.per_packet {
-                    self.deficit[q] -= size as u64;
+                    fifo.deficit -= size as u64;
                 }
                 fifo.pkts.pop_front();
                 fifo.bytes -= size as u64;
@@ -119,8 +128,8 @@ impl PortQueues {
                 self.total_pkts -= 1;
                 if fifo.pkts.is_empty() {
                     ring.pop_front();
-                    self.deficit[q] = 0;
-                    self.empty[q / 64] |= 1 << (q % 64);
+                    fifo.deficit = 0;
+                    self.bits[q / 64].empty |= 1 << (q % 64);
                     if ring.is_empty() {
                         self.busy_levels &= !(1 << level);
                     }
@@ -131,17 +140,17 @@ impl PortQueues {
                 return Some((id, size, q));
             }
             // The queue's turn is over: credit its next turn and let the next queue go.
-            self.deficit[q] += self.quantum;
+            fifo.deficit += self.quantum;
             ring.rotate_left(1);
         }
     }
 
     /// Puts queue `q` in its level's ring, credited for its first turn so that joining costs no extra round.
     fn join_ring(&mut self, q: usize) {
-        let level = self.level_of[q] as usize;
+        let level = self.queues[q].level as usize;
         self.rings[level].push_back(q as u16);
         self.busy_levels |= 1 << level;
-        self.deficit[q] = self.quantum;
+        self.queues[q].deficit = self.quantum;
     }
 
     /// Pauses or resumes queue `q`. Returns whether its state changed. A paused queue keeps and accepts
@@ -150,19 +159,19 @@ impl PortQueues {
         if self.is_paused(q) == paused {
             return false;
         }
-        self.paused[q / 64] ^= 1 << (q % 64);
+        self.bits[q / 64].paused ^= 1 << (q % 64);
         if self.queues[q].pkts.is_empty() {
             return true;
         }
         if paused {
-            let level = self.level_of[q] as usize;
+            let level = self.queues[q].level as usize;
             let ring = &mut self.rings[level];
             let at = ring
                 .iter()
                 .position(|&x| x as usize == q)
                 .expect("a non-empty queue is in its ring");
             ring.remove(at);
-            self.deficit[q] = 0;
+            self.queues[q].deficit = 0;
             if ring.is_empty() {
                 self.busy_levels &= !(1 << level);
             }
@@ -175,13 +184,13 @@ impl PortQueues {
     /// True when queue `q` is paused.
     #[inline]
     pub fn is_paused(&self, q: usize) -> bool {
-        self.paused[q / 64] >> (q % 64) & 1 == 1
+        self.bits[q / 64].paused >> (q % 64) & 1 == 1
     }
 
     /// An empty queue in `range` that is not paused, the first at or after `start` in circular order (BFC
     /// §3.3.1's bitmap of empty queues, searched from a rotating start as on Tofino2, §4).
     pub fn first_empty(&self, range: std::ops::Range<usize>, start: usize) -> Option<usize> {
-        let free = |w: usize| self.empty[w] & !self.paused[w];
+        let free = |w: usize| self.bits[w].empty & !self.bits[w].paused;
         let scan = |from: usize, to: usize| {
             let mut w = from / 64;
             while w * 64 < to {
