@@ -7,8 +7,8 @@
 //! 24 bits ([`EventBits`]), so ordering two entries is one integer comparison. The structure is a calendar
 //! queue (Brown 1988) specialised to a network simulator, where almost every event is due within one link
 //! delay and one serialization of now: a ring of buckets, each `2^shift` ps wide, covers a sliding window (the
-//! horizon); a bitmap finds the next non-empty bucket; a bucket is a short unsorted vector scanned for its
-//! smallest key. Events beyond the horizon (timeouts, far arrivals) wait in a binary heap and move into the
+//! horizon); a bitmap finds the next non-empty bucket; a bucket is one cache line holding up to three keys
+//! unsorted, scanned for the smallest, with a spill vector for the rare fourth and later keys. Events beyond the horizon (timeouts, far arrivals) wait in a binary heap and move into the
 //! ring as the window reaches them. Pops come out in exactly (time, sequence) order, as from a heap.
 
 use std::cmp::Reverse;
@@ -30,10 +30,27 @@ const EVENT_MASK: u128 = (1 << EVENT_BITS) - 1;
 const BUCKETS: usize = 16384;
 const WORDS: usize = BUCKETS / 64;
 const SUMMARY: usize = WORDS / 64;
+/// Keys a bucket holds in place: three `u128` and the bookkeeping fill one 64-byte line.
+const INLINE: usize = 3;
+
+/// One bucket: up to [`INLINE`] keys in place; more go to a spill vector, and while it has any the inline
+/// part stays full.
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+struct Bucket {
+    keys: [u128; INLINE],
+    len: u8,
+    /// Index into `EventQueue::spill` plus one while this bucket has spilled keys (0: none).
+    spill: u32,
+}
 
 /// A priority queue of events keyed by (time, sequence).
 pub struct EventQueue<E> {
-    buckets: Vec<Vec<u128>>,
+    buckets: Vec<Bucket>,
+    /// Keys beyond their bucket's inline capacity.
+    spill: Vec<Vec<u128>>,
+    /// Indices of `spill` vectors not in use (kept for reuse).
+    spill_free: Vec<u32>,
     /// Bit i set when bucket i is non-empty.
     occupied: Box<[u64; WORDS]>,
     /// Bit w set when word w of `occupied` is non-zero: finds the next bucket in a few word reads.
@@ -68,7 +85,9 @@ impl<E: EventBits> EventQueue<E> {
             .max(1)
             .next_power_of_two();
         EventQueue {
-            buckets: vec![Vec::new(); BUCKETS],
+            buckets: vec![Bucket::default(); BUCKETS],
+            spill: Vec::new(),
+            spill_free: Vec::new(),
             occupied: Box::new([0; WORDS]),
             summary: [0; SUMMARY],
             cur: 0,
@@ -101,7 +120,13 @@ impl<E: EventBits> EventQueue<E> {
         debug_assert!(slot >= self.cur, "event scheduled in the past");
         if slot < self.cur + BUCKETS as u64 {
             let b = (slot % BUCKETS as u64) as usize;
-            self.buckets[b].push(key);
+            let bucket = &mut self.buckets[b];
+            if (bucket.len as usize) < INLINE {
+                bucket.keys[bucket.len as usize] = key;
+                bucket.len += 1;
+            } else {
+                self.spill_push(b, key);
+            }
             self.occupied[b / 64] |= 1 << (b % 64);
             self.summary[b / 4096] |= 1 << (b / 64 % 64);
             self.in_ring += 1;
@@ -177,25 +202,7 @@ impl<E: EventBits> EventQueue<E> {
                 self.next_slot().expect("the far event moved into the ring")
             }
         };
-        let b = (slot % BUCKETS as u64) as usize;
-        let bucket = &mut self.buckets[b];
-        let mut best = 0;
-        for i in 1..bucket.len() {
-            if bucket[i] < bucket[best] {
-                best = i;
-            }
-        }
-        let key = bucket[best];
-        if (key >> 64) as u64 > limit.0 {
-            return None;
-        }
-        bucket.swap_remove(best);
-        if bucket.is_empty() {
-            self.occupied[b / 64] &= !(1 << (b % 64));
-            if self.occupied[b / 64] == 0 {
-                self.summary[b / 4096] &= !(1 << (b / 64 % 64));
-            }
-        }
+        let key = self.take_min((slot % BUCKETS as u64) as usize, limit)?;
         self.in_ring -= 1;
         if slot != self.cur {
             self.advance(slot);
@@ -204,6 +211,75 @@ impl<E: EventBits> EventQueue<E> {
             Time((key >> 64) as u64),
             E::from_bits((key & EVENT_MASK) as u32),
         ))
+    }
+
+    /// Removes the smallest key of bucket `b` (non-empty) if it is due at or before `limit`.
+    #[inline]
+    fn take_min(&mut self, b: usize, limit: Time) -> Option<u128> {
+        let bucket = &mut self.buckets[b];
+        let n = bucket.len as usize;
+        let mut best = 0;
+        for i in 1..n {
+            if bucket.keys[i] < bucket.keys[best] {
+                best = i;
+            }
+        }
+        if bucket.spill != 0 {
+            return self.take_min_spilled(b, best, limit);
+        }
+        let key = bucket.keys[best];
+        if (key >> 64) as u64 > limit.0 {
+            return None;
+        }
+        bucket.keys[best] = bucket.keys[n - 1];
+        bucket.len -= 1;
+        if bucket.len == 0 {
+            self.occupied[b / 64] &= !(1 << (b % 64));
+            if self.occupied[b / 64] == 0 {
+                self.summary[b / 4096] &= !(1 << (b / 64 % 64));
+            }
+        }
+        Some(key)
+    }
+
+    /// [`EventQueue::take_min`] for a bucket with spilled keys; `best` is its smallest inline key. The
+    /// inline part stays full: a key taken from it is replaced by one from the spill.
+    #[cold]
+    fn take_min_spilled(&mut self, b: usize, best: usize, limit: Time) -> Option<u128> {
+        let s = self.buckets[b].spill as usize - 1;
+        let spill = &mut self.spill[s];
+        let (si, &sk) = spill
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &k)| k)
+            .expect("a spill vector in use is non-empty");
+        let bucket = &mut self.buckets[b];
+        let key = bucket.keys[best].min(sk);
+        if (key >> 64) as u64 > limit.0 {
+            return None;
+        }
+        let moved = spill.swap_remove(si);
+        if key != sk {
+            bucket.keys[best] = moved;
+        }
+        if spill.is_empty() {
+            bucket.spill = 0;
+            self.spill_free.push(s as u32);
+        }
+        Some(key)
+    }
+
+    /// Adds `key` to full bucket `b`'s spill vector, taking one if the bucket has none.
+    #[cold]
+    fn spill_push(&mut self, b: usize, key: u128) {
+        if self.buckets[b].spill == 0 {
+            let s = self.spill_free.pop().unwrap_or_else(|| {
+                self.spill.push(Vec::new());
+                (self.spill.len() - 1) as u32
+            });
+            self.buckets[b].spill = s + 1;
+        }
+        self.spill[self.buckets[b].spill as usize - 1].push(key);
     }
 
     /// Removes and returns the earliest event.
