@@ -14,7 +14,7 @@ use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
-use bfcsim_workload::{generate, load_flow_file, plan};
+use bfcsim_workload::{HostSet, generate, load_flow_file, plan};
 use serde::Serialize;
 
 use crate::experiment::ExperimentConfig;
@@ -49,27 +49,48 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         .as_ref()
         .expect("validated: a workload or a flow file");
     let set = LinkSet::parse(&spec.load_on).map_err(|e| format!("workload.load_on: {e}"))?;
-    let routes = Routes::new(&topology)?;
-    let basis = load_basis(&topology, &routes, &set, spec.locality)?;
+    let basis = if spec.needs_load_basis() {
+        let routes = Routes::new(&topology)?;
+        Some(load_basis(&topology, &routes, &set, spec.locality)?)
+    } else {
+        None
+    };
     let cdf = spec.size_cdf(base).map_err(|e| e.to_string())?;
-    let p = plan(spec, &cdf, &basis).map_err(|e| e.to_string())?;
-    let flows = generate(
-        spec,
-        &cdf,
-        &topology.hosts,
-        &topology.racks(),
-        &basis,
-        config.seed,
-    )
-    .map_err(|e| e.to_string())?;
-    let plan = format!(
-        "{:.4e} background flows/s (mean size {:.0} B, {:.3} {:?} links crossed per flow), incast periods {:?}",
-        p.background_rate,
-        cdf.mean(),
-        basis.background_crossings,
-        set,
-        p.incast_periods
-    );
+    let p = plan(spec, cdf.as_ref(), basis.as_ref()).map_err(|e| e.to_string())?;
+    let racks = topology.racks();
+    let link_bps: Vec<f64> = topology
+        .hosts
+        .iter()
+        .map(|&h| {
+            let port = topology.nodes[h.idx()].ports[0];
+            topology.link_of(port).rate.bps() as f64
+        })
+        .collect();
+    let hosts = HostSet {
+        ids: &topology.hosts,
+        racks: &racks,
+        link_bps: &link_bps,
+    };
+    let flows = generate(spec, cdf.as_ref(), &hosts, basis.as_ref(), config.seed)
+        .map_err(|e| e.to_string())?;
+    let mut offered = Vec::new();
+    if let (Some(cdf), Some(basis)) = (&cdf, &basis) {
+        offered.push(format!(
+            "{:.4e} background flows/s (mean size {:.0} B, {:.3} {:?} links crossed per flow)",
+            p.background_rate,
+            cdf.mean(),
+            basis.background_crossings,
+            set
+        ));
+    }
+    if !p.incast_periods.is_empty() {
+        offered.push(format!("incast periods {:?}", p.incast_periods));
+    }
+    for (i, g) in spec.group.iter().enumerate() {
+        let n = flows.iter().filter(|f| f.group == Some(i as u16)).count();
+        offered.push(format!("group `{}`: {n} flows", g.name));
+    }
+    let plan = offered.join(", ");
     Ok(Prepared {
         topology,
         flows,
@@ -175,6 +196,7 @@ pub fn simulate(
                 class: spec.class,
                 sport,
                 dport,
+                group: spec.group,
             }
         })
         .collect();
@@ -185,6 +207,7 @@ pub fn simulate(
             buckets: config.metrics.buckets.clone(),
             clamp_slowdown: config.metrics.clamp_slowdown,
         },
+        &group_names(config),
     );
     for (reason, n) in sim.drops() {
         summary.drops.add(reason.as_str(), n);
@@ -229,6 +252,15 @@ pub fn simulate(
         peak_packets: sim.peak_packets(),
         pfc: sim.pfc_records().map(<[PfcRecord]>::to_vec),
     })
+}
+
+/// The names of the workload's groups, by index.
+fn group_names(config: &ExperimentConfig) -> Vec<String> {
+    config
+        .workload
+        .iter()
+        .flat_map(|w| w.group.iter().map(|g| g.name.clone()))
+        .collect()
 }
 
 /// Per-hop flow control's counts, and the paused fraction over `duration` of every link that can be paused
@@ -310,7 +342,7 @@ pub fn write_outputs(
     out: &Outcome,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    write_fct_csv(dir.join("fct.csv"), &out.records)?;
+    write_fct_csv(dir.join("fct.csv"), &out.records, &group_names(config))?;
     // fct.txt follows HPCC's conventions throughout, its standalone FCT included, so existing scripts work.
     write_hpcc_fct(dir.join("fct.txt"), &out.records, |r| {
         out.hpcc_ideal[r.id.idx()]
