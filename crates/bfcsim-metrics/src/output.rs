@@ -323,6 +323,13 @@ pub fn render_table(summary: &Summary) -> String {
             f.queue_collisions,
             f.index_collisions
         );
+        if let Some(q) = &f.queue_paused {
+            let _ = writeln!(
+                out,
+                "queues paused: mean {:.4} p99 {:.4} max {:.4} ({} of {} switch data queues ever paused)",
+                q.mean, q.p99, q.max, q.ever_paused, q.queues
+            );
+        }
         if let Some(a) = &f.active_flows {
             let _ = writeln!(
                 out,
@@ -338,6 +345,27 @@ pub fn render_table(summary: &Summary) -> String {
                 f.first_alarm.as_deref().unwrap_or("")
             );
         }
+    }
+    if let Some(h) = &summary.hardware {
+        let m = &h.max;
+        let _ = writeln!(
+            out,
+            "Tofino2 budget, max over {} switches: flow table {} entries {}, pause counter {} entries {}; \
+             recirculated {}B headers {:.3e}/s ({:.3e}/s peak) = {:.2}% of capacity ({:.2}% peak, budget {:.0}%), \
+             {:.2}% of packet rate at peak",
+            h.per_switch.len(),
+            m.flow_table_entries,
+            short_bytes(m.flow_table_bytes),
+            m.pause_counter_entries,
+            short_bytes(m.pause_counter_bytes),
+            h.recirculation_header_bytes,
+            m.recirculations_per_sec,
+            m.peak_recirculations_per_sec,
+            100.0 * m.recirculation_share,
+            100.0 * m.peak_recirculation_share,
+            100.0 * h.recirculation_budget,
+            100.0 * m.peak_pps_share
+        );
     }
     out
 }

@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 
 use crate::buckets::{BucketScheme, byte_range, short_bytes};
+use crate::budget::BudgetReport;
 use crate::drops::DropCounts;
 use crate::hop::{DelayReport, FlowControlReport};
 use crate::occupancy::OccupancyReport;
@@ -113,6 +114,9 @@ pub struct Summary {
     /// Per-hop flow control's activity, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControlReport>,
+    /// The Tofino2 hardware budget of BFC's switch state and recirculation, when BFC ran with a hashed flow table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<BudgetReport>,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
 }
@@ -171,6 +175,7 @@ impl Summary {
             links: Vec::new(),
             queuing_delay: None,
             flow_control: None,
+            hardware: None,
             timeouts: 0,
         }
     }

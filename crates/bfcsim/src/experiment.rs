@@ -25,7 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use bfcsim_core::{InputError, Rate, Time};
-use bfcsim_metrics::{BucketScheme, Ideal, PacketFormat};
+use bfcsim_metrics::{BucketScheme, BudgetConfig, Ideal, PacketFormat};
 use bfcsim_net::Topology;
 use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Star};
 use bfcsim_net::import::read_hpcc_topology;
@@ -300,6 +300,8 @@ pub struct MetricsConfig {
     pub buckets: BucketScheme,
     /// Clamp slowdowns below 1 to 1 (HPCC's analysis script does).
     pub clamp_slowdown: bool,
+    /// How BFC's Tofino2 hardware budget is sized (field widths, recirculated header, 12% budget).
+    pub budget: BudgetConfig,
 }
 
 impl Default for MetricsConfig {
@@ -308,6 +310,7 @@ impl Default for MetricsConfig {
             ideal: Ideal::Exact,
             buckets: BucketScheme::BfcGoogle,
             clamp_slowdown: false,
+            budget: BudgetConfig::default(),
         }
     }
 }
@@ -420,7 +423,8 @@ fn validate_sections(c: &ExperimentConfig) -> Result<(), String> {
     c.switch.validate()?;
     c.nic.validate()?;
     c.cc.validate()?;
-    c.flow_control.validate(&c.switch)
+    c.flow_control.validate(&c.switch)?;
+    c.metrics.budget.validate(c.switch.queues_per_port)
 }
 
 fn validate(c: &ExperimentConfig) -> Result<(), String> {

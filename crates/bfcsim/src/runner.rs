@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
-    ActiveFlowsReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal,
-    LinkUsage, LinkUtilization, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
-    write_hpcc_fct, write_hpcc_pfc, write_summary_json,
+    ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
+    Hop, Ideal, LinkUsage, LinkUtilization, PathProfile, PeakRate, QueuePausedReport, Summary,
+    SummaryConfig, SwitchUsage, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc,
+    write_summary_json,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
@@ -153,13 +154,18 @@ pub fn simulate(
         .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
         .collect();
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
+    let recirculations = |sim: &Sim, s| sim.switch_bfc(s).map_or(0, |b| b.stats().recirculations);
+    let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
+        .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
+        .collect();
     let started = Instant::now();
     let mut t = first;
     loop {
         t = (t + interval).min(limit);
         let more = sim.run_until(t);
-        for s in 0..sim.switch_count() {
+        for (s, peak) in recirculation_peaks.iter_mut().enumerate() {
             occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
+            peak.sample(recirculations(&sim, s), t.secs_f64());
         }
         for &p in &switch_ports {
             if let Some(n) = sim.port_active_flows(p) {
@@ -238,6 +244,7 @@ pub fn simulate(
         }
         summary.flow_control = Some(report);
     }
+    summary.hardware = hardware_budget(config, &sim, duration, &recirculation_peaks);
     let ctx = sim.flow_context();
     Ok(Outcome {
         records,
@@ -272,6 +279,12 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         .filter_map(|i| sim.link_paused_time(bfcsim_core::PortId::from_idx(i)))
         .map(|paused| paused.0 as f64 / duration.0 as f64)
         .collect();
+    let first_data = sim.data_queue(0);
+    let queue_fractions: Vec<f64> = (0..topo.ports.len())
+        .filter_map(|i| sim.port_pause_times(PortId::from_idx(i)))
+        .flat_map(|(_, queues)| queues.into_iter().skip(first_data))
+        .map(|paused| paused.0 as f64 / duration.0 as f64)
+        .collect();
     FlowControlReport {
         kind: kind.to_string(),
         pause_frames: h.pause_frames,
@@ -283,10 +296,69 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         index_collisions: h.bfc.index_collisions,
         link_paused_mean: fractions.iter().sum::<f64>() / fractions.len().max(1) as f64,
         link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
+        queue_paused: QueuePausedReport::from_fractions(queue_fractions),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
         active_flows: None,
     }
+}
+
+/// BFC's Tofino2 budget (BFC §3.3, §4): per switch its flow table, its pause counter (for each ingress, the
+/// queues of the device upstream: a switch's data queues per port, a NIC's `nic_queues`, or with one NIC queue
+/// per flow the most the host used at once) and its recirculated headers, over `duration` and at the busiest
+/// sample interval. `None` unless BFC ran with hashed flow tables (the ideal baselines' exact tables have no
+/// hardware counterpart).
+fn hardware_budget(
+    config: &ExperimentConfig,
+    sim: &Sim,
+    duration: Time,
+    peaks: &[PeakRate],
+) -> Option<BudgetReport> {
+    let FlowControl::Bfc(bfc_config) = &config.flow_control else {
+        return None;
+    };
+    let topo = sim.topology();
+    let mut usage = Vec::with_capacity(sim.switch_count());
+    for (s, peak) in peaks.iter().enumerate() {
+        let bfc = sim.switch_bfc(s)?;
+        if bfc.flow_table_entries() == 0 {
+            return None;
+        }
+        let node = sim.switch_node(s);
+        let ports = &topo.nodes[node.idx()].ports;
+        let pause_counter_entries: u64 = if bfc.backpressure() {
+            ports
+                .iter()
+                .enumerate()
+                .map(|(local, &p)| {
+                    let upstream = topo.peer_node(p);
+                    if !topo.is_host(upstream) {
+                        config.switch.queues_per_port as u64
+                    } else {
+                        bfc_config
+                            .nic_queues
+                            .map_or(bfc.upstream_span(local as u16), |n| n)
+                            as u64
+                    }
+                })
+                .sum()
+        } else {
+            0
+        };
+        usage.push(SwitchUsage {
+            switch: node,
+            capacity_bps: ports
+                .iter()
+                .map(|&p| topo.link_of(p).rate.bps() as f64)
+                .sum(),
+            queues_per_port: config.switch.queues_per_port,
+            flow_table_entries: bfc.flow_table_entries() as u64,
+            pause_counter_entries,
+            recirculations_per_sec: bfc.stats().recirculations as f64 / duration.secs_f64(),
+            peak_recirculations_per_sec: peak.peak(),
+        });
+    }
+    Some(config.metrics.budget.report(&usage))
 }
 
 /// The hop-by-hop profile of a flow's path (data out, ACK back) for its ideal FCT.
