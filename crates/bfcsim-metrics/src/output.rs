@@ -545,6 +545,50 @@ mod tests {
         insta::assert_snapshot!(render_table(&synthetic_summary()));
     }
 
+    /// A BFC run's extra lines: per-group rows, the paused fraction of queues and the Tofino2 budget.
+    #[test]
+    fn console_table_of_a_bfc_run() {
+        use crate::budget::{BudgetConfig, SwitchUsage};
+        use crate::hop::{FlowControlReport, QueuePausedReport};
+        let mut recs = Vec::new();
+        for i in 0..12u32 {
+            recs.push(FlowRecord {
+                id: FlowId(i),
+                src: NodeId(16 + i),
+                dst: NodeId(i % 2),
+                size: Bytes(1000),
+                start: Time::from_us(u64::from(i)),
+                finish: (i % 4 != 3).then(|| Time::from_us(u64::from(i) + 9 + u64::from(i % 5))),
+                ideal: Time::from_us(8),
+                incast: false,
+                class: 0,
+                sport: 10000,
+                dport: 0,
+                group: Some((i % 2) as u16),
+            });
+        }
+        let mut s = Summary::new(
+            &recs,
+            &SummaryConfig::default(),
+            &["direct".into(), "indirect".into()],
+        );
+        s.flow_control = Some(FlowControlReport {
+            kind: "bfc".into(),
+            queue_paused: QueuePausedReport::from_fractions(vec![0.0, 0.0, 0.25, 0.5]),
+            ..FlowControlReport::default()
+        });
+        s.hardware = Some(BudgetConfig::default().report(&[SwitchUsage {
+            switch: NodeId(128),
+            capacity_bps: 2.4e12,
+            queues_per_port: 32,
+            flow_table_entries: 76_800,
+            pause_counter_entries: 300,
+            recirculations_per_sec: 1e8,
+            peak_recirculations_per_sec: 2e8,
+        }]));
+        insta::assert_snapshot!(render_table(&s));
+    }
+
     #[test]
     fn summary_json_is_deterministic() {
         let dir = scratch_dir("json");

@@ -256,9 +256,14 @@ impl BfcSwitch {
     }
 
     fn release(&mut self, d: &Departure) -> Option<Signal> {
+        // App. A.8: "The dequeue operations ... are only executed on the recirculated packets." A packet that
+        // was not sampled touches nothing on its way out (`counted` implies `tracked`).
+        if !d.tracked {
+            return None;
+        }
         let key = self.table.key(d.out_port, d.hash, d.flow);
         let mut entry = self.table.get(key);
-        if d.tracked && entry.size > 0 {
+        if entry.size > 0 {
             entry.size -= 1;
             if entry.size == 0 {
                 self.active[d.out_port as usize] -= 1;
@@ -667,11 +672,15 @@ mod tests {
         let tracked = outcomes.iter().filter(|e| e.tracked).count();
         assert!((70..130).contains(&tracked), "{tracked}");
         assert!(outcomes.iter().all(|e| e.counted == e.tracked));
-        // App. A.8: only the sampled packets are recirculated at dequeue.
+        // App. A.8: only the sampled packets are recirculated and run the dequeue operations, so the entry
+        // was last touched by the last sampled departure.
         let a = arrival(Time(0), 1, 1);
-        for e in &outcomes {
-            s.handle_dequeue(&departure(Time(300), &a, e));
+        for (i, e) in outcomes.iter().enumerate() {
+            s.handle_dequeue(&departure(Time(300 + i as u64), &a, e));
         }
         assert_eq!(s.stats().recirculations, tracked as u64);
+        let last = outcomes.iter().rposition(|e| e.tracked).unwrap() as u64;
+        let entry = s.table.get(s.table.key(1, 1, 1));
+        assert_eq!((entry.size, entry.touched), (0, Time(300 + last)));
     }
 }
