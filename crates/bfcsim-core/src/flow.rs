@@ -19,4 +19,6 @@ pub struct FlowSpec {
     pub class: u8,
     /// Whether the flow belongs to an incast event (reported separately; HPCC's dport 200).
     pub incast: bool,
+    /// The named workload group the flow belongs to, by index (`[[workload.group]]`; reported separately).
+    pub group: Option<u16>,
 }

@@ -4,6 +4,8 @@
 use bfcsim_core::LogHistogram;
 use serde::Serialize;
 
+use crate::summary::nearest_rank;
+
 /// Percentiles of the time data packets waited in switch egress queues, per hop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct DelayReport {
@@ -101,10 +103,61 @@ pub struct FlowControlReport {
     pub link_paused_mean: f64,
     /// The largest such fraction.
     pub link_paused_max: f64,
+    /// The fraction of time each switch data queue was paused, over all (port, queue) pairs.
+    pub queue_paused: Option<QueuePausedReport>,
     /// Queues found paused longer than the watchdog bound.
     pub watchdog_alarms: u64,
     /// The first of them.
     pub first_alarm: Option<String>,
     /// Active flows per port, when the mechanism tracks flows (BFC).
     pub active_flows: Option<ActiveFlowsReport>,
+}
+
+/// How the fraction of time each switch egress data queue was paused is distributed over the (port, queue)
+/// pairs: BFC pauses single queues (§3.3.2), so a link can be busy while some of its queues wait.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct QueuePausedReport {
+    /// Data queues measured.
+    pub queues: u64,
+    /// Those paused at some time.
+    pub ever_paused: u64,
+    /// Mean over the queues.
+    pub mean: f64,
+    /// 99th percentile over the queues (nearest rank).
+    pub p99: f64,
+    /// The largest.
+    pub max: f64,
+}
+
+impl QueuePausedReport {
+    /// From each queue's paused fraction; `None` when there are none.
+    pub fn from_fractions(mut fractions: Vec<f64>) -> Option<QueuePausedReport> {
+        fractions.sort_by(f64::total_cmp);
+        let max = *fractions.last()?;
+        Some(QueuePausedReport {
+            queues: fractions.len() as u64,
+            ever_paused: fractions.iter().filter(|&&f| f > 0.0).count() as u64,
+            mean: fractions.iter().sum::<f64>() / fractions.len() as f64,
+            p99: nearest_rank(&fractions, 0.99),
+            max,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_paused_distribution() {
+        assert_eq!(QueuePausedReport::from_fractions(Vec::new()), None);
+        // 200 queues: 190 never paused, ten paused 10%, 20%, ..., 100% of the time.
+        let mut f = vec![0.0; 190];
+        f.extend((1..=10).map(|i| i as f64 / 10.0));
+        let r = QueuePausedReport::from_fractions(f).unwrap();
+        assert_eq!((r.queues, r.ever_paused, r.max), (200, 10, 1.0));
+        assert!((r.mean - 5.5 / 200.0).abs() < 1e-12);
+        // Nearest rank: index floor(0.99 × 200) = 198 of the sorted values, the ninth largest.
+        assert_eq!(r.p99, 0.9);
+    }
 }

@@ -8,12 +8,15 @@
 //!   equal-count groups from `analysis/fct_analysis.py`, or user edges), overall and for incast flows.
 //! - [`occupancy`], [`drops`], [`utilization`]: switch buffer occupancy histograms, drops by reason and link
 //!   utilization per link set.
+//! - [`hop`] and [`budget`]: what per-hop flow control did (pauses, paused time per link and per queue, active
+//!   flows) and the Tofino2 hardware budget BFC would need.
 //! - [`output`]: `fct.csv`, HPCC's `fct.txt`, `summary.json` (all written atomically) and the console table.
 //!
 //! Times stay integer picoseconds throughout; floats appear only in reported statistics. The same records give
 //! byte-identical files.
 
 pub mod buckets;
+pub mod budget;
 pub mod drops;
 pub mod hop;
 pub mod ideal;
@@ -24,8 +27,9 @@ pub mod summary;
 pub mod utilization;
 
 pub use buckets::BucketScheme;
+pub use budget::{BudgetConfig, BudgetReport, PeakRate, SwitchBudget, SwitchUsage};
 pub use drops::DropCounts;
-pub use hop::{ActiveFlowsReport, DelayReport, FlowControlReport};
+pub use hop::{ActiveFlowsReport, DelayReport, FlowControlReport, QueuePausedReport};
 pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
 pub use occupancy::{
     BufferOccupancy, OccupancyHistogram, OccupancyReport, OccupancyStats, SwitchOccupancy,

@@ -79,12 +79,17 @@ fn push_ratio6(line: &mut String, num: Time, den: Time) {
 
 /// Header of `fct.csv`.
 pub const FCT_CSV_HEADER: &str =
-    "id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,incast,class";
+    "id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,incast,class,group";
 
 /// Writes `fct.csv`: the [`FCT_CSV_HEADER`] row, then one row per flow ordered by id. Times are nanoseconds with
 /// three decimals (exact), slowdown the raw value with six decimals; finish, fct and slowdown are empty for
-/// unfinished flows; incast is `true`/`false`.
-pub fn write_fct_csv(path: impl AsRef<Path>, records: &[FlowRecord]) -> io::Result<()> {
+/// unfinished flows; incast is `true`/`false`; group is the name in `groups` of the flow's workload group
+/// (`group N` past its end), empty for a flow in none.
+pub fn write_fct_csv(
+    path: impl AsRef<Path>,
+    records: &[FlowRecord],
+    groups: &[String],
+) -> io::Result<()> {
     let mut sorted: Vec<&FlowRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.id);
     write_atomic(path, |w| {
@@ -108,7 +113,16 @@ pub fn write_fct_csv(path: impl AsRef<Path>, records: &[FlowRecord]) -> io::Resu
             if let Some(fct) = r.fct() {
                 push_ratio6(&mut line, fct, r.ideal);
             }
-            let _ = writeln!(line, ",{},{}", r.incast, r.class);
+            let _ = write!(line, ",{},{},", r.incast, r.class);
+            if let Some(g) = r.group {
+                match groups.get(g as usize) {
+                    Some(name) => line.push_str(name),
+                    None => {
+                        let _ = write!(line, "group {g}");
+                    }
+                }
+            }
+            line.push('\n');
             w.write_all(line.as_bytes())?;
         }
         Ok(())
@@ -183,12 +197,22 @@ pub fn write_summary_json(path: impl AsRef<Path>, summary: &Summary) -> io::Resu
 /// A console table of `summary`: one row per bucket (flows, unfinished, avg/p50/p95/p99/max slowdown with three
 /// decimals), the overall and incast rows, then drops, buffer occupancy and link utilization.
 pub fn render_table(summary: &Summary) -> String {
-    let mut rows: Vec<&BucketRow> = summary.buckets.iter().collect();
-    rows.push(&summary.overall);
-    rows.extend(summary.incast.as_ref());
+    let mut rows: Vec<(String, &BucketRow)> = summary
+        .buckets
+        .iter()
+        .chain([&summary.overall])
+        .chain(summary.incast.as_ref())
+        .map(|r| (r.label.clone(), r))
+        .collect();
+    rows.extend(
+        summary
+            .groups
+            .iter()
+            .map(|r| (format!("group {}", r.label), r)),
+    );
     let width = rows
         .iter()
-        .map(|r| r.label.chars().count())
+        .map(|(label, _)| label.chars().count())
         .max()
         .unwrap_or(0)
         .max("bucket".len());
@@ -201,15 +225,11 @@ pub fn render_table(summary: &Summary) -> String {
     }
     out.push('\n');
     let rule = width + 2 * 8 + 5 * 10;
-    for (i, r) in rows.iter().enumerate() {
+    for (i, (label, r)) in rows.iter().enumerate() {
         if i == summary.buckets.len() {
             let _ = writeln!(out, "{}", "-".repeat(rule));
         }
-        let _ = write!(
-            out,
-            "{:<width$} {:>7} {:>7}",
-            r.label, r.flows, r.unfinished
-        );
+        let _ = write!(out, "{label:<width$} {:>7} {:>7}", r.flows, r.unfinished);
         match r.slowdown {
             Some(s) => {
                 for v in [s.avg, s.p50, s.p95, s.p99, s.max] {
@@ -303,6 +323,13 @@ pub fn render_table(summary: &Summary) -> String {
             f.queue_collisions,
             f.index_collisions
         );
+        if let Some(q) = &f.queue_paused {
+            let _ = writeln!(
+                out,
+                "queues paused: mean {:.4} p99 {:.4} max {:.4} ({} of {} switch data queues ever paused)",
+                q.mean, q.p99, q.max, q.ever_paused, q.queues
+            );
+        }
         if let Some(a) = &f.active_flows {
             let _ = writeln!(
                 out,
@@ -318,6 +345,27 @@ pub fn render_table(summary: &Summary) -> String {
                 f.first_alarm.as_deref().unwrap_or("")
             );
         }
+    }
+    if let Some(h) = &summary.hardware {
+        let m = &h.max;
+        let _ = writeln!(
+            out,
+            "Tofino2 budget, max over {} switches: flow table {} entries {}, pause counter {} entries {}; \
+             recirculated {}B headers {:.3e}/s ({:.3e}/s peak) = {:.2}% of capacity ({:.2}% peak, budget {:.0}%), \
+             {:.2}% of packet rate at peak",
+            h.per_switch.len(),
+            m.flow_table_entries,
+            short_bytes(m.flow_table_bytes),
+            m.pause_counter_entries,
+            short_bytes(m.pause_counter_bytes),
+            h.recirculation_header_bytes,
+            m.recirculations_per_sec,
+            m.peak_recirculations_per_sec,
+            100.0 * m.recirculation_share,
+            100.0 * m.peak_recirculation_share,
+            100.0 * h.recirculation_budget,
+            100.0 * m.peak_pps_share
+        );
     }
     out
 }
@@ -352,15 +400,18 @@ mod tests {
             class: 3,
             sport: 10000,
             dport: 0,
+            group: None,
         };
         vec![
             FlowRecord {
                 id: FlowId(2),
                 finish: Some(Time(2_000_031_480_500)),
+                group: Some(1),
                 ..base
             },
             FlowRecord {
                 id: FlowId(1),
+                group: Some(4),
                 src: NodeId(300),
                 dst: NodeId(5),
                 incast: true,
@@ -382,14 +433,14 @@ mod tests {
     fn fct_csv_is_exact_and_ordered_by_id() {
         let dir = scratch_dir("csv");
         let path = dir.join("fct.csv");
-        write_fct_csv(&path, &records()).unwrap();
+        write_fct_csv(&path, &records(), &["long".into(), "mice".into()]).unwrap();
         let text = fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,
-            "id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,incast,class\n\
-             0,0,1,500,1000000.001,1000004.241,4.240,4240.000,0.001000,false,3\n\
-             1,300,5,38884,2000000000.000,,,15740.000,,true,3\n\
-             2,0,1,38884,2000000000.000,2000031480.500,31480.500,15740.000,2.000032,false,3\n"
+            "id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,incast,class,group\n\
+             0,0,1,500,1000000.001,1000004.241,4.240,4240.000,0.001000,false,3,\n\
+             1,300,5,38884,2000000000.000,,,15740.000,,true,3,group 4\n\
+             2,0,1,38884,2000000000.000,2000031480.500,31480.500,15740.000,2.000032,false,3,mice\n"
         );
         assert!(!dir.join("fct.csv.tmp").exists());
         fs::remove_dir_all(dir).unwrap();
@@ -458,9 +509,10 @@ mod tests {
                 class: 0,
                 sport: 10000,
                 dport: 0,
+                group: None,
             });
         }
-        let mut summary = Summary::new(&recs, &SummaryConfig::default());
+        let mut summary = Summary::new(&recs, &SummaryConfig::default(), &[]);
         let mut drops = DropCounts::new();
         drops.add("buffer_full", 12);
         drops.add("ttl_expired", 1);
@@ -491,6 +543,50 @@ mod tests {
     #[test]
     fn console_table() {
         insta::assert_snapshot!(render_table(&synthetic_summary()));
+    }
+
+    /// A BFC run's extra lines: per-group rows, the paused fraction of queues and the Tofino2 budget.
+    #[test]
+    fn console_table_of_a_bfc_run() {
+        use crate::budget::{BudgetConfig, SwitchUsage};
+        use crate::hop::{FlowControlReport, QueuePausedReport};
+        let mut recs = Vec::new();
+        for i in 0..12u32 {
+            recs.push(FlowRecord {
+                id: FlowId(i),
+                src: NodeId(16 + i),
+                dst: NodeId(i % 2),
+                size: Bytes(1000),
+                start: Time::from_us(u64::from(i)),
+                finish: (i % 4 != 3).then(|| Time::from_us(u64::from(i) + 9 + u64::from(i % 5))),
+                ideal: Time::from_us(8),
+                incast: false,
+                class: 0,
+                sport: 10000,
+                dport: 0,
+                group: Some((i % 2) as u16),
+            });
+        }
+        let mut s = Summary::new(
+            &recs,
+            &SummaryConfig::default(),
+            &["direct".into(), "indirect".into()],
+        );
+        s.flow_control = Some(FlowControlReport {
+            kind: "bfc".into(),
+            queue_paused: QueuePausedReport::from_fractions(vec![0.0, 0.0, 0.25, 0.5]),
+            ..FlowControlReport::default()
+        });
+        s.hardware = Some(BudgetConfig::default().report(&[SwitchUsage {
+            switch: NodeId(128),
+            capacity_bps: 2.4e12,
+            queues_per_port: 32,
+            flow_table_entries: 76_800,
+            pause_counter_entries: 300,
+            recirculations_per_sec: 1e8,
+            peak_recirculations_per_sec: 2e8,
+        }]));
+        insta::assert_snapshot!(render_table(&s));
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct FlowRecord {
     pub sport: u16,
     /// Destination port for HPCC's `fct.txt`; 0 means unset (then 200 for incast flows, 100 otherwise).
     pub dport: u16,
+    /// The named workload group of the flow, by index (summarized separately; its name is the caller's).
+    pub group: Option<u16>,
 }
 
 impl FlowRecord {
@@ -72,6 +74,7 @@ mod tests {
             class: 0,
             sport: 10000,
             dport: 0,
+            group: None,
         };
         assert_eq!(r.fct(), Some(Time::from_us(4)));
         assert_eq!(r.slowdown(), Some(0.5));

@@ -1,5 +1,5 @@
-//! The run summary: slowdown statistics per flow-size bucket, overall and for incast flows, plus drops, buffer
-//! occupancy and link utilization, serialized to `summary.json`.
+//! The run summary: slowdown statistics per flow-size bucket, overall, for incast flows and for each named
+//! workload group, plus drops, buffer occupancy and link utilization, serialized to `summary.json`.
 //!
 //! Percentiles are nearest-rank on the sorted values with index `floor(p·n)` clamped to `n-1`, as both BFC's
 //! `calculate_fct_slowdown.py` and HPCC's `analysis/fct_analysis.py` compute them. Means sum the sorted values,
@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 
 use crate::buckets::{BucketScheme, byte_range, short_bytes};
+use crate::budget::BudgetReport;
 use crate::drops::DropCounts;
 use crate::hop::{DelayReport, FlowControlReport};
 use crate::occupancy::OccupancyReport;
@@ -98,6 +99,9 @@ pub struct Summary {
     pub buckets: Vec<BucketRow>,
     /// Incast flows, if there were any.
     pub incast: Option<BucketRow>,
+    /// Each named workload group's flows (labelled with the group's name), in group order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<BucketRow>,
     /// Packet drops by reason.
     pub drops: DropCounts,
     /// Buffer occupancy, if it was sampled.
@@ -110,6 +114,9 @@ pub struct Summary {
     /// Per-hop flow control's activity, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControlReport>,
+    /// The Tofino2 hardware budget of BFC's switch state and recirculation, when BFC ran with a hashed flow table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<BudgetReport>,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
 }
@@ -122,8 +129,9 @@ struct Sample {
 }
 
 impl Summary {
-    /// Summarizes `records`; drops, occupancy and links start empty for the caller to fill in.
-    pub fn new(records: &[FlowRecord], config: &SummaryConfig) -> Summary {
+    /// Summarizes `records`, whose `group` indices name entries of `groups` (an index past its end is labelled
+    /// `group N`); drops, occupancy and links start empty for the caller to fill in.
+    pub fn new(records: &[FlowRecord], config: &SummaryConfig, groups: &[String]) -> Summary {
         let sample = |r: &FlowRecord| Sample {
             size: r.size.0,
             slowdown: r
@@ -132,6 +140,27 @@ impl Summary {
         };
         let normal: Vec<Sample> = records.iter().filter(|r| !r.incast).map(sample).collect();
         let incast: Vec<Sample> = records.iter().filter(|r| r.incast).map(sample).collect();
+        let count = records
+            .iter()
+            .filter_map(|r| r.group)
+            .map(|g| g as usize + 1)
+            .max()
+            .unwrap_or(0)
+            .max(groups.len());
+        let mut members: Vec<Vec<Sample>> = vec![Vec::new(); count];
+        for r in records {
+            if let Some(g) = r.group {
+                members[g as usize].push(sample(r));
+            }
+        }
+        let group_rows = members
+            .iter()
+            .enumerate()
+            .map(|(g, m)| {
+                let label = groups.get(g).cloned().unwrap_or(format!("group {g}"));
+                row(label, m)
+            })
+            .collect();
         Summary {
             bucket_scheme: config.buckets.clone(),
             clamp_slowdown: config.clamp_slowdown,
@@ -140,11 +169,13 @@ impl Summary {
             overall: row("all non-incast".into(), &normal),
             buckets: bucket_rows(&config.buckets, &normal),
             incast: (!incast.is_empty()).then(|| row("incast".into(), &incast)),
+            groups: group_rows,
             drops: DropCounts::new(),
             occupancy: None,
             links: Vec::new(),
             queuing_delay: None,
             flow_control: None,
+            hardware: None,
             timeouts: 0,
         }
     }
@@ -252,6 +283,7 @@ mod tests {
             class: 0,
             sport: 10000 + id as u16,
             dport: 0,
+            group: None,
         }
     }
 
@@ -282,7 +314,7 @@ mod tests {
             record(5, 500, Some(4000), 1000, true),
             record(6, 500, None, 1000, true),
         ];
-        let s = Summary::new(&records, &SummaryConfig::default());
+        let s = Summary::new(&records, &SummaryConfig::default(), &[]);
         assert_eq!((s.flows, s.unfinished), (7, 2));
         assert_eq!((s.overall.flows, s.overall.unfinished), (4, 1));
         let b = &s.buckets;
@@ -314,6 +346,7 @@ mod tests {
                 clamp_slowdown: true,
                 ..Default::default()
             },
+            &[],
         );
         assert_eq!(clamped.buckets[1].slowdown.unwrap().p50, 1.0);
     }
@@ -332,6 +365,7 @@ mod tests {
                 buckets: BucketScheme::EqualCount { n: 3 },
                 clamp_slowdown: false,
             },
+            &[],
         );
         let rows: Vec<(&str, usize, usize, Option<u64>)> = s
             .buckets
@@ -354,6 +388,7 @@ mod tests {
                 buckets: BucketScheme::EqualCount { n: 20 },
                 clamp_slowdown: false,
             },
+            &[],
         );
         assert_eq!(s.buckets.len(), 2);
     }
@@ -377,6 +412,55 @@ mod tests {
             buckets: BucketScheme::EqualCount { n: 4 },
             clamp_slowdown: false,
         };
-        assert_eq!(Summary::new(&records, &cfg), Summary::new(&reversed, &cfg));
+        assert_eq!(
+            Summary::new(&records, &cfg, &[]),
+            Summary::new(&reversed, &cfg, &[])
+        );
+    }
+
+    #[test]
+    fn groups_are_summarized_apart() {
+        let mut records: Vec<FlowRecord> = (0..6)
+            .map(|i| record(i, 1000, Some(1000 * (i as u64 + 1)), 1000, false))
+            .collect();
+        for (r, g) in records
+            .iter_mut()
+            .zip([None, Some(0), Some(0), Some(2), Some(2), Some(2)])
+        {
+            r.group = g;
+        }
+        records[5].finish = None;
+        let s = Summary::new(
+            &records,
+            &SummaryConfig::default(),
+            &["long".into(), "mice".into()],
+        );
+        let rows: Vec<(&str, usize, usize, Option<f64>)> = s
+            .groups
+            .iter()
+            .map(|r| {
+                (
+                    r.label.as_str(),
+                    r.flows,
+                    r.unfinished,
+                    r.slowdown.map(|x| x.p50),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("long", 2, 0, Some(3.0)),
+                ("mice", 0, 0, None),
+                ("group 2", 2, 1, Some(5.0))
+            ]
+        );
+        // Group members still count among all non-incast flows.
+        assert_eq!((s.overall.flows, s.overall.unfinished), (5, 1));
+        assert!(
+            Summary::new(&records[..1], &SummaryConfig::default(), &[])
+                .groups
+                .is_empty()
+        );
     }
 }

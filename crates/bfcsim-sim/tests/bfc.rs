@@ -203,6 +203,7 @@ fn ring_deadlock(deadlock_prevention: bool) -> Sim {
                 start: Time::from_us(k),
                 class: 0,
                 incast: false,
+                group: None,
             })
         })
         .collect();

@@ -129,6 +129,7 @@ pub fn parse_flow_file(
             start,
             class: pg,
             incast: dport == INCAST_DPORT,
+            group: None,
         });
         dports.push(dport);
     }
@@ -199,7 +200,8 @@ mod tests {
                 size: Bytes(20000),
                 start: Time::from_ns(2_000_002_612),
                 class: 3,
-                incast: true
+                incast: true,
+                group: None,
             }
         );
         assert!(!f.flows[0].incast);

@@ -1,4 +1,5 @@
-//! Generating the flow list of a [`WorkloadSpec`]: a background stream plus zero or more incast generators.
+//! Generating the flow list of a [`WorkloadSpec`]: a background stream, zero or more incast generators and zero
+//! or more named groups.
 //!
 //! * Background (RNG stream `Workload(0)`): arrivals from [`Arrivals`] at the rate that offers the background's
 //!   share of the load (see [`load`](crate::load)), sizes from the [`SizeCdf`], endpoints from [`Endpoints`]. Per
@@ -7,13 +8,17 @@
 //!   event, a destination uniform over the hosts and `degree` distinct sources uniform over the other hosts
 //!   (Floyd's sampling), all starting at the event time with `incast: true`; the event's `aggregate` bytes are
 //!   split evenly among the senders. Periodic events start at a uniformly random offset in [0, period).
+//! * Group `i` (RNG stream `Workload(GROUP_STREAMS + i)`, so adding incasts or groups never changes another's
+//!   flows): `count` flows from a shuffled list of the eligible senders, cycled, all starting at `start`; or
+//!   Poisson arrivals at `load · C / (8 · size)` per second, C the destination's host link rate, each from a
+//!   uniform eligible sender (per flow the draws are: gap, then sender).
 //!
 //! `load` is the total load including incasts, as in BFC's `nsdifinal.cc`, where the background rate is computed
 //! from `utilization_factor - 0.05` when incast is on: the background offers `load - sum(incast loads)`, where an
 //! incast's load is its `share`, or `8 * aggregate * incast_crossings / (period * capacity)` for a fixed period.
 //!
-//! The result is sorted by start time; ties keep generation order (background first, then incast 0, 1, ...; within
-//! a stream, the order drawn).
+//! The result is sorted by start time; ties keep generation order (background first, then incast 0, 1, ..., then
+//! group 0, 1, ...; within a stream, the order drawn).
 
 use std::collections::BTreeSet;
 
@@ -26,7 +31,23 @@ use crate::cdf::SizeCdf;
 use crate::endpoints::Endpoints;
 use crate::error::WorkloadError;
 use crate::load::LoadTarget;
-use crate::spec::{IncastArrival, IncastSpec, WorkloadSpec};
+use crate::spec::{GroupSpec, IncastArrival, IncastSpec, Senders, WorkloadSpec};
+
+/// The first RNG stream of the groups: `Workload(GROUP_STREAMS + i)` is group `i`'s, far above the incasts'.
+pub const GROUP_STREAMS: u32 = 1 << 16;
+
+/// The hosts a workload is generated over.
+#[derive(Clone, Copy, Debug)]
+pub struct HostSet<'a> {
+    /// The hosts, in the topology's order (a group's `to` indexes this list).
+    pub ids: &'a [NodeId],
+    /// `racks[i]` is the rack of `ids[i]`; may be empty unless `locality` is set or a group picks its senders
+    /// by rack.
+    pub racks: &'a [u32],
+    /// `link_bps[i]` is the rate of `ids[i]`'s link in bits per second; may be empty unless a group has a
+    /// `load`.
+    pub link_bps: &'a [f64],
+}
 
 /// What the caller resolved the spec's `load_on` link set into.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,8 +63,9 @@ pub struct LoadBasis {
 /// The rates a spec works out to, for logging and checks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
-    /// The background's load target (its load is the total minus the incasts').
-    pub background: LoadTarget,
+    /// The background's load target (its load is the total minus the incasts'); `None` when nothing loads
+    /// the `load_on` set.
+    pub background: Option<LoadTarget>,
     /// Background flows per second (0 when the incasts take the whole load).
     pub background_rate: f64,
     /// Each incast's period (mean period for Poisson events).
@@ -52,9 +74,32 @@ pub struct Plan {
     pub incast_loads: Vec<f64>,
 }
 
-/// Works out the background rate and the incast periods of `spec` with flow sizes from `cdf`.
-pub fn plan(spec: &WorkloadSpec, cdf: &SizeCdf, basis: &LoadBasis) -> Result<Plan, WorkloadError> {
+/// Works out the background rate and the incast periods of `spec` with the background's sizes from `cdf`
+/// (needed when the background carries load) and the `load_on` set resolved into `basis` (needed when
+/// [`WorkloadSpec::needs_load_basis`]).
+pub fn plan(
+    spec: &WorkloadSpec,
+    cdf: Option<&SizeCdf>,
+    basis: Option<&LoadBasis>,
+) -> Result<Plan, WorkloadError> {
     let invalid = WorkloadError::Invalid;
+    let basis = match basis {
+        Some(b) => b,
+        None if !spec.needs_load_basis() => {
+            return Ok(Plan {
+                background: None,
+                background_rate: 0.0,
+                incast_periods: Vec::new(),
+                incast_loads: Vec::new(),
+            });
+        }
+        None => {
+            return Err(invalid(format!(
+                "the load {} and the incasts need the `load_on` link set resolved",
+                spec.load
+            )));
+        }
+    };
     let total = LoadTarget {
         load: spec.load,
         capacity_bps: basis.capacity_bps,
@@ -127,37 +172,52 @@ pub fn plan(spec: &WorkloadSpec, cdf: &SizeCdf, basis: &LoadBasis) -> Result<Pla
         load: (spec.load - incast_total).max(0.0),
         ..total
     };
-    let background_rate = background.flow_rate(cdf.mean());
+    let background_rate = match cdf {
+        _ if background.load == 0.0 => 0.0,
+        Some(cdf) => background.flow_rate(cdf.mean()),
+        None => {
+            return Err(invalid(format!(
+                "the background's load {:.4} needs a flow-size distribution: give `cdf`",
+                background.load
+            )));
+        }
+    };
     if !background_rate.is_finite() {
         return Err(invalid(format!(
             "the background rate {background_rate} flows/s is not finite"
         )));
     }
     Ok(Plan {
-        background,
+        background: Some(background),
         background_rate,
         incast_periods,
         incast_loads,
     })
 }
 
-/// Generates the flows of `spec` over [0, spec.duration): `cdf` is the spec's size distribution (see
-/// [`WorkloadSpec::size_cdf`]), `racks[i]` the rack of `hosts[i]` (may be empty unless `locality` is set).
+/// Generates the flows of `spec` over [0, spec.duration): `cdf` is the spec's background size distribution (see
+/// [`WorkloadSpec::size_cdf`]), `basis` its `load_on` set (see [`plan`]).
 pub fn generate(
     spec: &WorkloadSpec,
-    cdf: &SizeCdf,
-    hosts: &[NodeId],
-    racks: &[u32],
-    basis: &LoadBasis,
+    cdf: Option<&SizeCdf>,
+    hosts: &HostSet,
+    basis: Option<&LoadBasis>,
     master_seed: u64,
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
     let invalid = WorkloadError::Invalid;
     let plan = plan(spec, cdf, basis)?;
     let endpoints = match spec.locality {
-        None => Endpoints::uniform(hosts),
-        Some(p) => Endpoints::local(hosts, racks, p),
+        None => Endpoints::uniform(hosts.ids),
+        Some(p) => Endpoints::local(hosts.ids, hosts.racks, p),
     }
     .map_err(invalid)?;
+    let groups = spec
+        .group
+        .iter()
+        .enumerate()
+        .map(|(i, g)| group_plan(spec, i, g, hosts))
+        .collect::<Result<Vec<_>, _>>()?;
+    let hosts = hosts.ids;
     for (i, inc) in spec.incast.iter().enumerate() {
         if inc.degree as usize > hosts.len() - 1 {
             return Err(invalid(format!(
@@ -170,7 +230,7 @@ pub fn generate(
     }
 
     let mut flows = Vec::new();
-    if plan.background_rate > 0.0 {
+    if let (true, Some(cdf)) = (plan.background_rate > 0.0, cdf) {
         let gaps = spec
             .arrival_process()?
             .sampler(plan.background_rate)
@@ -193,6 +253,7 @@ pub fn generate(
                 start: t,
                 class: spec.class,
                 incast: false,
+                group: None,
             });
         }
     }
@@ -214,8 +275,157 @@ pub fn generate(
             });
         }
     }
+    for (i, g) in groups.iter().enumerate() {
+        let mut rng = stream(master_seed, Stream::Workload(GROUP_STREAMS + i as u32));
+        g.generate(&mut flows, &mut rng, spec, i as u16);
+    }
     flows.sort_by_key(|f| f.start);
     Ok(flows)
+}
+
+/// A checked group: its destination, eligible senders and arrival rate.
+struct GroupPlan<'a> {
+    spec: &'a GroupSpec,
+    dst: NodeId,
+    senders: Vec<NodeId>,
+    /// Flows per second of a `load` group.
+    rate: Option<f64>,
+}
+
+/// Checks group `i` against the hosts and works out its senders and rate.
+fn group_plan<'a>(
+    spec: &WorkloadSpec,
+    i: usize,
+    g: &'a GroupSpec,
+    hosts: &HostSet,
+) -> Result<GroupPlan<'a>, WorkloadError> {
+    let invalid = |m: String| WorkloadError::Invalid(format!("group {i} (`{}`): {m}", g.name));
+    if g.name.is_empty() {
+        return Err(invalid("give the group a `name`".into()));
+    }
+    if spec.group[..i].iter().any(|o| o.name == g.name) {
+        return Err(invalid("another group has this name".into()));
+    }
+    if i >= u16::MAX as usize {
+        return Err(invalid(format!("at most {} groups", u16::MAX)));
+    }
+    if g.size.0 == 0 {
+        return Err(invalid("the flow size must be at least 1 byte".into()));
+    }
+    let to = g.to as usize;
+    if to >= hosts.ids.len() {
+        return Err(invalid(format!(
+            "`to = {to}` is not a host index: there are {} hosts (0..{})",
+            hosts.ids.len(),
+            hosts.ids.len()
+        )));
+    }
+    if g.from != Senders::Any && hosts.racks.len() != hosts.ids.len() {
+        return Err(invalid(format!(
+            "`from = {:?}` needs the rack of every host, but {} rack indices for {} hosts were given",
+            g.from,
+            hosts.racks.len(),
+            hosts.ids.len()
+        )));
+    }
+    let senders: Vec<NodeId> = (0..hosts.ids.len())
+        .filter(|&h| {
+            h != to
+                && match g.from {
+                    Senders::Any => true,
+                    Senders::OtherRacks => hosts.racks[h] != hosts.racks[to],
+                    Senders::SameRack => hosts.racks[h] == hosts.racks[to],
+                }
+        })
+        .map(|h| hosts.ids[h])
+        .collect();
+    if senders.is_empty() {
+        return Err(invalid(format!(
+            "no host is eligible to send with `from = {:?}`",
+            g.from
+        )));
+    }
+    let rate = match (g.count, g.load) {
+        (Some(0), None) => return Err(invalid("`count` must be at least 1".into())),
+        (Some(_), None) => None,
+        (None, Some(load)) => {
+            if !(load.is_finite() && load > 0.0) {
+                return Err(invalid(format!("the load {load} must be positive")));
+            }
+            let Some(&bps) = hosts.link_bps.get(to) else {
+                return Err(invalid(
+                    "a `load` needs the destination's link rate, which was not given".into(),
+                ));
+            };
+            if g.start >= spec.duration {
+                return Err(invalid(format!(
+                    "arrivals from `start = {}` would end at once: the workload's duration is {}",
+                    g.start, spec.duration
+                )));
+            }
+            let rate = load * bps / (8.0 * g.size.0 as f64);
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(invalid(format!(
+                    "load {load} of a {bps} b/s link gives {rate} flows/s"
+                )));
+            }
+            Some(rate)
+        }
+        _ => return Err(invalid("give exactly one of `count` and `load`".into())),
+    };
+    Ok(GroupPlan {
+        spec: g,
+        dst: hosts.ids[to],
+        senders,
+        rate,
+    })
+}
+
+impl GroupPlan<'_> {
+    /// Appends the group's flows, tagged `index`.
+    fn generate<R: rand::Rng + ?Sized>(
+        &self,
+        flows: &mut Vec<FlowSpec>,
+        rng: &mut R,
+        spec: &WorkloadSpec,
+        index: u16,
+    ) {
+        let g = self.spec;
+        let flow = |src, start| FlowSpec {
+            src,
+            dst: self.dst,
+            size: g.size,
+            start,
+            class: g.class.unwrap_or(spec.class),
+            incast: false,
+            group: Some(index),
+        };
+        match (g.count, self.rate) {
+            (Some(count), _) => {
+                // Fisher-Yates: distinct senders while there are enough, then the same order again.
+                let mut order = self.senders.clone();
+                for k in (1..order.len()).rev() {
+                    order.swap(k, rng.random_range(0..=k));
+                }
+                flows.extend((0..count as usize).map(|k| flow(order[k % order.len()], g.start)));
+            }
+            (None, Some(rate)) => {
+                let gaps = Arrivals::Poisson
+                    .sampler(rate)
+                    .expect("checked: a positive, finite rate");
+                let mut t = g.start;
+                loop {
+                    t = t.saturating_add(gaps.next_gap(rng));
+                    if t >= spec.duration {
+                        break;
+                    }
+                    let src = self.senders[rng.random_range(0..self.senders.len())];
+                    flows.push(flow(src, t));
+                }
+            }
+            (None, None) => unreachable!("checked: a count or a load"),
+        }
+    }
 }
 
 /// One incast event at `t`: a uniform destination and `degree` distinct uniform sources among the other hosts.
@@ -251,6 +461,7 @@ fn incast_event<R: rand::Rng + ?Sized>(
             start: t,
             class,
             incast: true,
+            group: None,
         });
     }
 }
@@ -266,9 +477,17 @@ mod tests {
         (0..n).map(NodeId).collect()
     }
 
+    fn on(ids: &[NodeId]) -> HostSet<'_> {
+        HostSet {
+            ids,
+            racks: &[],
+            link_bps: &[],
+        }
+    }
+
     fn spec(load: f64, arrivals: ArrivalKind, duration: Time) -> WorkloadSpec {
         WorkloadSpec {
-            cdf: "google".into(),
+            cdf: Some("google".into()),
             interpolation: Interpolation::Linear,
             bytes_per_packet: None,
             min_size: None,
@@ -280,6 +499,7 @@ mod tests {
             locality: None,
             class: 0,
             incast: vec![],
+            group: vec![],
         }
     }
 
@@ -315,7 +535,7 @@ mod tests {
     fn lognormal_load_is_within_two_percent() {
         let mut s = spec(0.6, ArrivalKind::LogNormal, Time::from_ms(100));
         s.sigma = Some(2.0);
-        let flows = generate(&s, &google(), &hosts(128), &[], &BASIS, 1).unwrap();
+        let flows = generate(&s, Some(&google()), &on(&hosts(128)), Some(&BASIS), 1).unwrap();
         let load = achieved(&flows, &s);
         assert!(
             (load / 0.6 - 1.0).abs() < 0.02,
@@ -336,8 +556,8 @@ mod tests {
     fn poisson_load_and_rate() {
         let s = spec(0.3, ArrivalKind::Poisson, Time::from_ms(30));
         let cdf = google();
-        let flows = generate(&s, &cdf, &hosts(64), &[], &BASIS, 2).unwrap();
-        let rate = plan(&s, &cdf, &BASIS).unwrap().background_rate;
+        let flows = generate(&s, Some(&cdf), &on(&hosts(64)), Some(&BASIS), 2).unwrap();
+        let rate = plan(&s, Some(&cdf), Some(&BASIS)).unwrap().background_rate;
         let expected = rate * 0.03;
         assert!(
             (flows.len() as f64 / expected - 1.0).abs() < 0.005,
@@ -363,13 +583,13 @@ mod tests {
         });
         // load 0 but the incast offers some: rejected as over the total.
         assert!(
-            generate(&s, &google(), &hosts(128), &[], &BASIS, 3)
+            generate(&s, Some(&google()), &on(&hosts(128)), Some(&BASIS), 3)
                 .unwrap_err()
                 .to_string()
                 .contains("more than")
         );
         s.load = 0.6;
-        let flows = generate(&s, &google(), &hosts(128), &[], &BASIS, 3).unwrap();
+        let flows = generate(&s, Some(&google()), &on(&hosts(128)), Some(&BASIS), 3).unwrap();
         let incast: Vec<&FlowSpec> = flows.iter().filter(|f| f.incast).collect();
         assert_eq!(incast.len(), 10 * 100);
         let mut times: Vec<Time> = incast.iter().map(|f| f.start).collect();
@@ -397,13 +617,13 @@ mod tests {
             );
         }
         // The background load excludes the incast's: 20 MB * 8 * 2 crossings / (500 us * 6.4 Tbps) = 0.1.
-        let p = plan(&s, &google(), &BASIS).unwrap();
+        let p = plan(&s, Some(&google()), Some(&BASIS)).unwrap();
         assert!(
             (p.incast_loads[0] - 0.1).abs() < 1e-3,
             "{:?}",
             p.incast_loads
         );
-        assert!((p.background.load - 0.5).abs() < 1e-3);
+        assert!((p.background.unwrap().load - 0.5).abs() < 1e-3);
     }
 
     #[test]
@@ -417,17 +637,17 @@ mod tests {
             arrival: IncastArrival::Poisson,
             class: None,
         });
-        let p = plan(&s, &google(), &BASIS).unwrap();
+        let p = plan(&s, Some(&google()), Some(&BASIS)).unwrap();
         // 1 MB * 8 * 2 / (0.05 * 6.4e12) = 50 us.
         assert_eq!(p.incast_periods, vec![Time::from_us(50)]);
-        let flows = generate(&s, &google(), &hosts(16), &[], &BASIS, 4).unwrap();
+        let flows = generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4).unwrap();
         let events = flows.iter().filter(|f| f.incast).count() / 10;
         assert!((events as f64 / 400.0 - 1.0).abs() < 0.2, "{events}");
         // A degree as large as the other hosts works; larger is an error.
         s.incast[0].degree = 15;
-        assert!(generate(&s, &google(), &hosts(16), &[], &BASIS, 4).is_ok());
+        assert!(generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4).is_ok());
         s.incast[0].degree = 16;
-        let e = generate(&s, &google(), &hosts(16), &[], &BASIS, 4)
+        let e = generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4)
             .unwrap_err()
             .to_string();
         assert!(
@@ -436,7 +656,7 @@ mod tests {
         );
         s.incast[0].period = Some(Time::from_us(1));
         assert!(
-            generate(&s, &google(), &hosts(16), &[], &BASIS, 4)
+            generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4)
                 .unwrap_err()
                 .to_string()
                 .contains("exactly one")
@@ -447,9 +667,9 @@ mod tests {
     fn deterministic_and_incast_independent() {
         let mut s = spec(0.5, ArrivalKind::LogNormal, Time::from_us(200));
         let cdf = google();
-        let a = generate(&s, &cdf, &hosts(32), &[], &BASIS, 7).unwrap();
-        let b = generate(&s, &cdf, &hosts(32), &[], &BASIS, 7).unwrap();
-        let c = generate(&s, &cdf, &hosts(32), &[], &BASIS, 8).unwrap();
+        let a = generate(&s, Some(&cdf), &on(&hosts(32)), Some(&BASIS), 7).unwrap();
+        let b = generate(&s, Some(&cdf), &on(&hosts(32)), Some(&BASIS), 7).unwrap();
+        let c = generate(&s, Some(&cdf), &on(&hosts(32)), Some(&BASIS), 8).unwrap();
         assert!(!a.is_empty());
         assert_eq!(a, b);
         assert_ne!(a, c);
@@ -463,9 +683,9 @@ mod tests {
             arrival: IncastArrival::Periodic,
             class: None,
         });
-        let incast_load = plan(&s, &cdf, &BASIS).unwrap().incast_loads[0];
+        let incast_load = plan(&s, Some(&cdf), Some(&BASIS)).unwrap().incast_loads[0];
         s.load += incast_load;
-        let d = generate(&s, &cdf, &hosts(32), &[], &BASIS, 7).unwrap();
+        let d = generate(&s, Some(&cdf), &on(&hosts(32)), Some(&BASIS), 7).unwrap();
         let background: Vec<FlowSpec> = d.iter().filter(|f| !f.incast).copied().collect();
         assert_eq!(background.len(), a.len());
         assert!(
@@ -482,16 +702,197 @@ mod tests {
         let mut s = spec(0.5, ArrivalKind::Poisson, Time::from_us(500));
         s.locality = Some(1.0);
         let racks: Vec<u32> = (0..32).map(|h| h / 8).collect();
-        let flows = generate(&s, &google(), &hosts(32), &racks, &BASIS, 9).unwrap();
+        let flows = generate(
+            &s,
+            Some(&google()),
+            &HostSet {
+                ids: &hosts(32),
+                racks: &racks,
+                link_bps: &[],
+            },
+            Some(&BASIS),
+            9,
+        )
+        .unwrap();
         assert!(!flows.is_empty());
         assert!(
             flows
                 .iter()
                 .all(|f| racks[f.src.idx()] == racks[f.dst.idx()])
         );
-        let e = generate(&s, &google(), &hosts(32), &[], &BASIS, 9)
+        let e = generate(&s, Some(&google()), &on(&hosts(32)), Some(&BASIS), 9)
             .unwrap_err()
             .to_string();
         assert!(e.contains("rack indices"), "{e}");
+    }
+
+    fn group(
+        name: &str,
+        to: u32,
+        from: Senders,
+        count: Option<u32>,
+        load: Option<f64>,
+    ) -> GroupSpec {
+        GroupSpec {
+            name: name.into(),
+            size: Bytes(1000),
+            to,
+            from,
+            count,
+            load,
+            start: Time::ZERO,
+            class: None,
+        }
+    }
+
+    /// CLOS-128's hosts: 8 racks of 16, 100 Gb/s links.
+    fn clos_racks() -> (Vec<NodeId>, Vec<u32>, Vec<f64>) {
+        (
+            hosts(128),
+            (0..128).map(|h| h / 16).collect(),
+            vec![100e9; 128],
+        )
+    }
+
+    #[test]
+    fn count_groups_cycle_through_distinct_senders() {
+        let (ids, racks, bps) = clos_racks();
+        let set = HostSet {
+            ids: &ids,
+            racks: &racks,
+            link_bps: &bps,
+        };
+        let mut s = spec(0.0, ArrivalKind::Poisson, Time::from_ms(1));
+        s.cdf = None;
+        let mut long = group("long", 3, Senders::OtherRacks, Some(300), None);
+        long.size = Bytes(1_000_000_000);
+        long.start = Time::from_us(5);
+        s.group.push(long);
+        // Nothing loads the `load_on` set, so neither a size distribution nor a basis is needed.
+        let flows = generate(&s, None, &set, None, 11).unwrap();
+        assert_eq!(flows.len(), 300);
+        assert!(flows.iter().all(|f| f.dst == NodeId(3)
+            && racks[f.src.idx()] != 0
+            && f.start == Time::from_us(5)
+            && f.group == Some(0)
+            && !f.incast));
+        // 112 hosts outside rack 0: the first 112 flows have distinct senders, then each sender repeats.
+        let first: BTreeSet<NodeId> = flows[..112].iter().map(|f| f.src).collect();
+        assert_eq!(first.len(), 112);
+        assert!(flows[112..].iter().zip(&flows).all(|(a, b)| a.src == b.src));
+    }
+
+    #[test]
+    fn load_groups_offer_their_share_of_the_destination_link() {
+        let (ids, racks, bps) = clos_racks();
+        let set = HostSet {
+            ids: &ids,
+            racks: &racks,
+            link_bps: &bps,
+        };
+        let mut s = spec(0.3, ArrivalKind::Poisson, Time::from_ms(20));
+        let background = generate(&s, Some(&google()), &set, Some(&BASIS), 5).unwrap();
+        s.group
+            .push(group("direct", 0, Senders::OtherRacks, None, Some(0.03)));
+        s.group
+            .push(group("local", 17, Senders::SameRack, None, Some(0.06)));
+        let flows = generate(&s, Some(&google()), &set, Some(&BASIS), 5).unwrap();
+        // The groups leave the background untouched.
+        let rest: Vec<FlowSpec> = flows
+            .iter()
+            .filter(|f| f.group.is_none())
+            .copied()
+            .collect();
+        assert_eq!(rest.len(), background.len());
+        assert!(rest.iter().zip(&background).all(|(a, b)| a == b));
+        // 3% of 100 Gb/s in 1000 B flows is 375,000 flows/s: 7,500 in 20 ms (standard error ~1.2%).
+        for (g, load, rack) in [(0u16, 0.03, 0u32), (1, 0.06, 1)] {
+            let members: Vec<&FlowSpec> = flows.iter().filter(|f| f.group == Some(g)).collect();
+            let bytes: u64 = members.iter().map(|f| f.size.0).sum();
+            let achieved = bytes as f64 * 8.0 / (100e9 * 0.02);
+            assert!(
+                (achieved / load - 1.0).abs() < 0.05,
+                "group {g}: {achieved}"
+            );
+            let dst = members[0].dst;
+            assert!(members.iter().all(|f| f.dst == dst && f.src != dst));
+            let same_rack = members.iter().all(|f| racks[f.src.idx()] == rack);
+            assert_eq!(same_rack, g == 1, "group {g}");
+            assert!(members.windows(2).all(|w| w[0].start <= w[1].start));
+        }
+    }
+
+    #[test]
+    fn groups_are_checked() {
+        let (ids, racks, bps) = clos_racks();
+        let full = HostSet {
+            ids: &ids,
+            racks: &racks,
+            link_bps: &bps,
+        };
+        let mut s = spec(0.0, ArrivalKind::Poisson, Time::from_ms(1));
+        let error = |s: &WorkloadSpec, hosts: &HostSet| {
+            generate(s, None, hosts, None, 1).unwrap_err().to_string()
+        };
+        let cases: Vec<(GroupSpec, &str)> = vec![
+            (
+                group("a", 128, Senders::Any, Some(1), None),
+                "`to = 128` is not a host index",
+            ),
+            (
+                group("a", 0, Senders::Any, Some(1), Some(0.1)),
+                "exactly one of `count` and `load`",
+            ),
+            (
+                group("a", 0, Senders::Any, None, None),
+                "exactly one of `count` and `load`",
+            ),
+            (
+                group("a", 0, Senders::Any, Some(0), None),
+                "`count` must be at least 1",
+            ),
+            (
+                group("a", 0, Senders::Any, None, Some(-0.1)),
+                "must be positive",
+            ),
+            (
+                group("", 0, Senders::Any, Some(1), None),
+                "give the group a `name`",
+            ),
+        ];
+        for (g, want) in cases {
+            s.group = vec![g];
+            let e = error(&s, &full);
+            assert!(e.contains(want) && e.contains("group 0"), "{e}");
+        }
+        s.group = vec![
+            group("a", 0, Senders::Any, Some(1), None),
+            group("a", 1, Senders::Any, Some(1), None),
+        ];
+        assert!(error(&s, &full).contains("group 1 (`a`): another group has this name"));
+        s.group = vec![group("a", 0, Senders::OtherRacks, Some(1), None)];
+        assert!(error(&s, &on(&ids)).contains("needs the rack of every host"));
+        s.group = vec![group("a", 0, Senders::Any, None, Some(0.1))];
+        assert!(error(&s, &on(&ids)).contains("needs the destination's link rate"));
+        let one_rack = vec![0; 128];
+        let shared = HostSet {
+            racks: &one_rack,
+            ..full
+        };
+        s.group = vec![group("a", 0, Senders::OtherRacks, Some(1), None)];
+        assert!(error(&s, &shared).contains("no host is eligible"));
+        s.group = vec![GroupSpec {
+            start: Time::from_ms(1),
+            ..group("a", 0, Senders::Any, None, Some(0.1))
+        }];
+        assert!(error(&s, &full).contains("would end at once"));
+        // A background load needs sizes and a basis.
+        s.group.clear();
+        s.load = 0.2;
+        assert!(error(&s, &full).contains("need the `load_on` link set"));
+        let e = generate(&s, None, &full, Some(&BASIS), 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("give `cdf`"), "{e}");
     }
 }

@@ -6,7 +6,7 @@
 //! * [`load`]: the arrival rate that offers a target load on a set of links ([`LoadTarget`]).
 //! * [`endpoints`]: uniform and rack-local source/destination choice.
 //! * [`spec`] and [`generate`](mod@generate): the `[workload]` section of an experiment file and the flow list it
-//!   generates (a background stream plus incasts), deterministic from a master seed.
+//!   generates (a background stream, incasts and named groups), deterministic from a master seed.
 //! * [`flowfile`]: importing HPCC's `flow.txt`.
 //!
 //! Typical use:
@@ -14,10 +14,11 @@
 //! ```no_run
 //! # use bfcsim_workload::*;
 //! # use bfcsim_core::NodeId;
-//! # fn run(spec: &WorkloadSpec, hosts: &[NodeId], racks: &[u32]) -> Result<(), WorkloadError> {
+//! # fn run(spec: &WorkloadSpec, ids: &[NodeId], racks: &[u32], link_bps: &[f64]) -> Result<(), WorkloadError> {
 //! let cdf = spec.size_cdf(std::path::Path::new("."))?;
 //! let basis = LoadBasis { capacity_bps: 6.4e12, background_crossings: 1.75, incast_crossings: 1.75 };
-//! let flows = generate(spec, &cdf, hosts, racks, &basis, 42)?;
+//! let hosts = HostSet { ids, racks, link_bps };
+//! let flows = generate(spec, cdf.as_ref(), &hosts, Some(&basis), 42)?;
 //! # Ok(()) }
 //! ```
 //!
@@ -39,6 +40,6 @@ pub use cdf::{CdfFormat, CdfOptions, GpdTail, Interpolation, SizeCdf, SizeUnit};
 pub use endpoints::Endpoints;
 pub use error::WorkloadError;
 pub use flowfile::{FlowFile, load_flow_file, parse_flow_file};
-pub use generate::{LoadBasis, Plan, generate, plan};
+pub use generate::{HostSet, LoadBasis, Plan, generate, plan};
 pub use load::LoadTarget;
-pub use spec::{ArrivalKind, IncastArrival, IncastSpec, WorkloadSpec};
+pub use spec::{ArrivalKind, GroupSpec, IncastArrival, IncastSpec, Senders, WorkloadSpec};

@@ -16,7 +16,17 @@
 //! aggregate = "20MB"        # bytes per event, split evenly among the senders
 //! period = "500us"          # or: share = 0.05 (fraction of the link set's capacity)
 //! arrival = "periodic"      # or "poisson"
+//! [[workload.group]]        # a named group of flows of one size to one host, reported apart
+//! name = "direct"
+//! size = "1KB"
+//! to = 0                    # the destination, an index into the topology's hosts
+//! from = "other-racks"      # senders: "any" (default), "other-racks" or "same-rack" (relative to `to`)
+//! load = 0.03               # Poisson arrivals offering 3% of the destination's host link ...
+//! # count = 64              # ... or that many flows, all starting at `start` (default 0)
 //! ```
+//!
+//! The background stream (`cdf`, `load`, `load_on`) is optional: `load` defaults to 0 and `cdf` is needed only
+//! when the background carries some of it; `load_on` defaults to `core`.
 //!
 //! Optional CDF keys: `bytes_per_packet` (sizes are packets of that many bytes; overrides the 1000 B default of the
 //! packet-unit built-ins) and `min_size` (BFC's rule: sizes up to it get probability 0; overrides a built-in's).
@@ -57,8 +67,10 @@ pub enum IncastArrival {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
-    /// A built-in distribution name or a path to a CDF file (relative paths resolve against the caller's base).
-    pub cdf: String,
+    /// The background's flow sizes: a built-in distribution name or a path to a CDF file (relative paths
+    /// resolve against the caller's base). Needed only when the background carries load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<String>,
     /// How sizes between CDF points are drawn.
     #[serde(default)]
     pub interpolation: Interpolation,
@@ -74,9 +86,12 @@ pub struct WorkloadSpec {
     /// Log-normal shape (only with `arrivals = "lognormal"`; default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sigma: Option<f64>,
-    /// Total target load on the `load_on` link set, incast included.
+    /// Total target load on the `load_on` link set, incast included (default 0: no background).
+    #[serde(default)]
     pub load: f64,
     /// The link set the load is defined on; the caller resolves it into a [`LoadBasis`](crate::LoadBasis).
+    /// Default `core` (BFC §6.2.1: the load on the ToR-spine links).
+    #[serde(default = "default_load_on")]
     pub load_on: String,
     /// Flows start in [0, duration).
     pub duration: Time,
@@ -89,6 +104,13 @@ pub struct WorkloadSpec {
     /// Incast generators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incast: Vec<IncastSpec>,
+    /// Named groups of flows, each reported apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group: Vec<GroupSpec>,
+}
+
+fn default_load_on() -> String {
+    "core".into()
 }
 
 /// One incast generator (`[[workload.incast]]`).
@@ -113,6 +135,52 @@ pub struct IncastSpec {
     pub class: Option<u8>,
 }
 
+/// Where the senders of a [`GroupSpec`] are, relative to its destination.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Senders {
+    /// Any host but the destination.
+    #[default]
+    Any,
+    /// Hosts outside the destination's rack: their flows cross the fabric (BFC App. A.1's senders, so that
+    /// long flows and mice meet at the spine switches).
+    OtherRacks,
+    /// The destination's rack-mates.
+    SameRack,
+}
+
+/// A named group of flows of one fixed size to one destination (`[[workload.group]]`), reported apart in
+/// `fct.csv` and the summary. Either `count` flows that all start at `start` (BFC App. A.1, Fig. 15: long-running
+/// flows to one receiver), or Poisson arrivals from `start` to the workload's `duration` that offer `load` of the
+/// destination's host link in payload bytes (Fig. 15's mice: 1 KB flows at 3% of the link).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// The label of the group's flows in `fct.csv` and the summary.
+    pub name: String,
+    /// Payload bytes of every flow.
+    pub size: Bytes,
+    /// The destination: an index into the topology's host list.
+    pub to: u32,
+    /// Where the senders are.
+    #[serde(default)]
+    pub from: Senders,
+    /// This many flows, all starting at `start`; senders cycle through a shuffled list of the eligible hosts,
+    /// so they are distinct while there are enough (exactly one of `count` and `load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// Poisson arrivals offering this fraction of the destination's host link; each flow's sender is uniform
+    /// over the eligible hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// When the group's flows start (`count`), or its arrivals begin (`load`).
+    #[serde(default)]
+    pub start: Time,
+    /// Traffic class of the group's flows (default: the workload's `class`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+}
+
 impl WorkloadSpec {
     /// The background arrival process, checking that `sigma` goes with `lognormal`.
     pub fn arrival_process(&self) -> Result<Arrivals, WorkloadError> {
@@ -127,16 +195,28 @@ impl WorkloadSpec {
         }
     }
 
-    /// Loads the size distribution: a built-in if `cdf` names one, else the file at `cdf` (relative to
-    /// `base_dir`), in an auto-detected format.
-    pub fn size_cdf(&self, base_dir: &Path) -> Result<SizeCdf, WorkloadError> {
-        if let Some(b) = builtin(&self.cdf) {
+    /// Whether the background or the incasts put load on the `load_on` set, so that the caller must resolve it
+    /// into a [`LoadBasis`](crate::LoadBasis).
+    pub fn needs_load_basis(&self) -> bool {
+        self.load > 0.0 || !self.incast.is_empty()
+    }
+
+    /// Loads the background's size distribution, `None` when `cdf` is not given: a built-in if `cdf` names
+    /// one, else the file at `cdf` (relative to `base_dir`), in an auto-detected format.
+    pub fn size_cdf(&self, base_dir: &Path) -> Result<Option<SizeCdf>, WorkloadError> {
+        let Some(cdf) = &self.cdf else {
+            return Ok(None);
+        };
+        self.load_cdf(cdf, base_dir).map(Some)
+    }
+
+    fn load_cdf(&self, cdf: &str, base_dir: &Path) -> Result<SizeCdf, WorkloadError> {
+        if let Some(b) = builtin(cdf) {
             let mut options = b.options(self.interpolation);
             if let Some(bytes_per_packet) = self.bytes_per_packet {
                 if !b.in_packets() {
                     return Err(WorkloadError::Invalid(format!(
-                        "`bytes_per_packet` applies only to CDFs in packets; `{}` is in bytes",
-                        self.cdf
+                        "`bytes_per_packet` applies only to CDFs in packets; `{cdf}` is in bytes"
                     )));
                 }
                 options.unit = SizeUnit::Packets { bytes_per_packet };
@@ -146,13 +226,12 @@ impl WorkloadSpec {
             }
             return Ok(b.load_with(&options)?);
         }
-        let path = base_dir.join(&self.cdf);
+        let path = base_dir.join(cdf);
         if !path.exists() {
             return Err(InputError::file(
                 &path,
                 format!(
-                    "`{}` is neither a built-in distribution nor a readable file (built-ins: {})",
-                    self.cdf,
+                    "`{cdf}` is neither a built-in distribution nor a readable file (built-ins: {})",
                     {
                         let names: Vec<&str> =
                             crate::builtin::BUILTINS.iter().map(|b| b.name()).collect();
@@ -211,7 +290,7 @@ mod tests {
     #[test]
     fn parses_the_documented_example() {
         let w = toml::from_str::<File>(EXAMPLE).unwrap().workload;
-        assert_eq!(w.cdf, "google");
+        assert_eq!(w.cdf.as_deref(), Some("google"));
         assert_eq!(
             w.arrival_process().unwrap(),
             Arrivals::LogNormal { sigma: 2.0 }
@@ -225,7 +304,7 @@ mod tests {
         assert_eq!(w.incast[1].share, Some(0.05));
         assert_eq!(w.incast[1].arrival, IncastArrival::Poisson);
         assert_eq!(w.incast[1].class, Some(3));
-        let cdf = w.size_cdf(Path::new(".")).unwrap();
+        let cdf = w.size_cdf(Path::new(".")).unwrap().unwrap();
         assert_eq!(cdf.points().next(), Some((101.0, 0.0)));
         // Round trip through serialisation.
         let text = toml::to_string(&w).unwrap();
@@ -242,6 +321,70 @@ mod tests {
         assert_eq!(w.interpolation, Interpolation::Linear);
         assert_eq!(w.locality, None);
         assert!(w.incast.is_empty());
+    }
+
+    #[test]
+    fn groups_parse_and_the_background_is_optional() {
+        let w: WorkloadSpec = toml::from_str(
+            r#"
+            duration = "2ms"
+            [[group]]
+            name = "long"
+            size = "1GB"
+            to = 0
+            from = "other-racks"
+            count = 64
+            [[group]]
+            name = "direct"
+            size = "1KB"
+            to = 0
+            load = 0.03
+            start = "10us"
+            class = 1
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            (w.cdf.as_ref(), w.load, w.load_on.as_str()),
+            (None, 0.0, "core")
+        );
+        assert!(!w.needs_load_basis());
+        assert_eq!(w.size_cdf(Path::new(".")).unwrap(), None);
+        assert_eq!(w.group.len(), 2);
+        let (long, direct) = (&w.group[0], &w.group[1]);
+        assert_eq!(
+            (long.size, long.from, long.count, long.load, long.start),
+            (
+                Bytes(1_000_000_000),
+                Senders::OtherRacks,
+                Some(64),
+                None,
+                Time::ZERO
+            )
+        );
+        assert_eq!(
+            (
+                direct.size,
+                direct.from,
+                direct.load,
+                direct.start,
+                direct.class
+            ),
+            (
+                Bytes(1000),
+                Senders::Any,
+                Some(0.03),
+                Time::from_us(10),
+                Some(1)
+            )
+        );
+        let text = toml::to_string(&w).unwrap();
+        assert_eq!(toml::from_str::<WorkloadSpec>(&text).unwrap(), w);
+        let e = toml::from_str::<WorkloadSpec>(
+            "duration = \"1ms\"\n[[group]]\nname = \"x\"\nsize = \"1KB\"\nto = 0\nfrom = \"elsewhere\"",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unknown variant `elsewhere`"), "{e}");
     }
 
     #[test]
@@ -279,16 +422,17 @@ mod tests {
         )
         .unwrap();
         let from_file = w.size_cdf(&dir).unwrap();
-        w.cdf = "homa-dctcp".into();
+        assert!(from_file.is_some());
+        w.cdf = Some("homa-dctcp".into());
         assert_eq!(w.size_cdf(&dir).unwrap(), from_file);
-        w.cdf = "websearch".into();
+        w.cdf = Some("websearch".into());
         assert!(
             w.size_cdf(&dir)
                 .unwrap_err()
                 .to_string()
                 .contains("bytes_per_packet")
         );
-        w.cdf = "no-such-thing".into();
+        w.cdf = Some("no-such-thing".into());
         let e = w.size_cdf(&dir).unwrap_err().to_string();
         assert!(
             e.contains("neither a built-in") && e.contains("google"),

@@ -25,7 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use bfcsim_core::{InputError, Rate, Time};
-use bfcsim_metrics::{BucketScheme, Ideal, PacketFormat};
+use bfcsim_metrics::{BucketScheme, BudgetConfig, Ideal, PacketFormat};
 use bfcsim_net::Topology;
 use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Star};
 use bfcsim_net::import::read_hpcc_topology;
@@ -300,6 +300,8 @@ pub struct MetricsConfig {
     pub buckets: BucketScheme,
     /// Clamp slowdowns below 1 to 1 (HPCC's analysis script does).
     pub clamp_slowdown: bool,
+    /// How BFC's Tofino2 hardware budget is sized (field widths, recirculated header, 12% budget).
+    pub budget: BudgetConfig,
 }
 
 impl Default for MetricsConfig {
@@ -308,6 +310,7 @@ impl Default for MetricsConfig {
             ideal: Ideal::Exact,
             buckets: BucketScheme::BfcGoogle,
             clamp_slowdown: false,
+            budget: BudgetConfig::default(),
         }
     }
 }
@@ -420,7 +423,8 @@ fn validate_sections(c: &ExperimentConfig) -> Result<(), String> {
     c.switch.validate()?;
     c.nic.validate()?;
     c.cc.validate()?;
-    c.flow_control.validate(&c.switch)
+    c.flow_control.validate(&c.switch)?;
+    c.metrics.budget.validate(c.switch.queues_per_port)
 }
 
 fn validate(c: &ExperimentConfig) -> Result<(), String> {
@@ -433,7 +437,8 @@ fn validate(c: &ExperimentConfig) -> Result<(), String> {
 }
 
 /// Sets `key` (dotted) to `value` in `table`. The value is read as TOML (`0.5`, `true`, `"12MB"`), or as a bare
-/// string when it is not valid TOML (`12MB`, `dctcp`).
+/// string when it is not valid TOML (`12MB`, `dctcp`). A number after the name of an array of tables picks one of
+/// its entries: `workload.group.0.count=64`.
 pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), String> {
     let (key, value) = assignment.split_once('=').ok_or("expected KEY=VALUE")?;
     let (key, value) = (key.trim(), value.trim());
@@ -445,16 +450,33 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
     if parts.iter().any(|p| p.is_empty()) {
         return Err(format!("`{key}` is not a dotted key"));
     }
+    let (last, path) = parts.split_last().expect("split gives at least one part");
     let mut cur = table;
-    for part in &parts[..parts.len() - 1] {
+    let mut i = 0;
+    while i < path.len() {
+        let part = path[i];
         let entry = cur
             .entry(part.to_string())
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        cur = entry
-            .as_table_mut()
-            .ok_or(format!("`{part}` is not a table"))?;
+        cur = match entry {
+            toml::Value::Table(t) => t,
+            toml::Value::Array(items) if i + 1 < path.len() => {
+                let index: usize = path[i + 1].parse().map_err(|_| {
+                    format!("`{part}` is a list: name an entry by its index, as `{part}.0`")
+                })?;
+                let len = items.len();
+                i += 1;
+                items
+                    .get_mut(index)
+                    .ok_or(format!("`{part}` has {len} entries, so no entry {index}"))?
+                    .as_table_mut()
+                    .ok_or(format!("`{part}.{index}` is not a table"))?
+            }
+            _ => return Err(format!("`{part}` is not a table")),
+        };
+        i += 1;
     }
-    cur.insert(parts[parts.len() - 1].to_string(), parsed);
+    cur.insert(last.to_string(), parsed);
     Ok(())
 }
 
@@ -516,6 +538,38 @@ mod tests {
             matches!(c.topology, TopologyConfig::LeafSpine(ref l) if l.tors == 4),
             "no kind means leaf-spine"
         );
+    }
+
+    #[test]
+    fn overrides_reach_into_lists_of_tables() {
+        let text = format!(
+            "{MINIMAL}[[workload.group]]\nname = \"long\"\nsize = \"1GB\"\nto = 0\ncount = 8\n\
+             [[workload.group]]\nname = \"mice\"\nsize = \"1KB\"\nto = 1\nload = 0.03\n"
+        );
+        let c = parse_experiment(
+            Path::new("e.toml"),
+            &text,
+            &[
+                "workload.group.0.count=64".into(),
+                "workload.group.1.to=2".into(),
+            ],
+        )
+        .unwrap();
+        let groups = c.workload.unwrap().group;
+        assert_eq!((groups[0].count, groups[1].to), (Some(64), 2));
+        for (o, want) in [
+            (
+                "workload.group.2.count=1",
+                "`group` has 2 entries, so no entry 2",
+            ),
+            ("workload.group.first.count=1", "name an entry by its index"),
+            ("workload.load.x=1", "`load` is not a table"),
+        ] {
+            let e = parse_experiment(Path::new("e.toml"), &text, &[o.into()])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{o}: {e}");
+        }
     }
 
     #[test]

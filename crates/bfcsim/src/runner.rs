@@ -6,15 +6,16 @@ use std::time::Instant;
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
-    ActiveFlowsReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal,
-    LinkUsage, LinkUtilization, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
-    write_hpcc_fct, write_hpcc_pfc, write_summary_json,
+    ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
+    Hop, Ideal, LinkUsage, LinkUtilization, PathProfile, PeakRate, QueuePausedReport, Summary,
+    SummaryConfig, SwitchUsage, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc,
+    write_summary_json,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
-use bfcsim_workload::{generate, load_flow_file, plan};
+use bfcsim_workload::{HostSet, generate, load_flow_file, plan};
 use serde::Serialize;
 
 use crate::experiment::ExperimentConfig;
@@ -49,27 +50,48 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         .as_ref()
         .expect("validated: a workload or a flow file");
     let set = LinkSet::parse(&spec.load_on).map_err(|e| format!("workload.load_on: {e}"))?;
-    let routes = Routes::new(&topology)?;
-    let basis = load_basis(&topology, &routes, &set, spec.locality)?;
+    let basis = if spec.needs_load_basis() {
+        let routes = Routes::new(&topology)?;
+        Some(load_basis(&topology, &routes, &set, spec.locality)?)
+    } else {
+        None
+    };
     let cdf = spec.size_cdf(base).map_err(|e| e.to_string())?;
-    let p = plan(spec, &cdf, &basis).map_err(|e| e.to_string())?;
-    let flows = generate(
-        spec,
-        &cdf,
-        &topology.hosts,
-        &topology.racks(),
-        &basis,
-        config.seed,
-    )
-    .map_err(|e| e.to_string())?;
-    let plan = format!(
-        "{:.4e} background flows/s (mean size {:.0} B, {:.3} {:?} links crossed per flow), incast periods {:?}",
-        p.background_rate,
-        cdf.mean(),
-        basis.background_crossings,
-        set,
-        p.incast_periods
-    );
+    let p = plan(spec, cdf.as_ref(), basis.as_ref()).map_err(|e| e.to_string())?;
+    let racks = topology.racks();
+    let link_bps: Vec<f64> = topology
+        .hosts
+        .iter()
+        .map(|&h| {
+            let port = topology.nodes[h.idx()].ports[0];
+            topology.link_of(port).rate.bps() as f64
+        })
+        .collect();
+    let hosts = HostSet {
+        ids: &topology.hosts,
+        racks: &racks,
+        link_bps: &link_bps,
+    };
+    let flows = generate(spec, cdf.as_ref(), &hosts, basis.as_ref(), config.seed)
+        .map_err(|e| e.to_string())?;
+    let mut offered = Vec::new();
+    if let (Some(cdf), Some(basis)) = (&cdf, &basis) {
+        offered.push(format!(
+            "{:.4e} background flows/s (mean size {:.0} B, {:.3} {:?} links crossed per flow)",
+            p.background_rate,
+            cdf.mean(),
+            basis.background_crossings,
+            set
+        ));
+    }
+    if !p.incast_periods.is_empty() {
+        offered.push(format!("incast periods {:?}", p.incast_periods));
+    }
+    for (i, g) in spec.group.iter().enumerate() {
+        let n = flows.iter().filter(|f| f.group == Some(i as u16)).count();
+        offered.push(format!("group `{}`: {n} flows", g.name));
+    }
+    let plan = offered.join(", ");
     Ok(Prepared {
         topology,
         flows,
@@ -132,13 +154,18 @@ pub fn simulate(
         .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
         .collect();
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
+    let recirculations = |sim: &Sim, s| sim.switch_bfc(s).map_or(0, |b| b.stats().recirculations);
+    let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
+        .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
+        .collect();
     let started = Instant::now();
     let mut t = first;
     loop {
         t = (t + interval).min(limit);
         let more = sim.run_until(t);
-        for s in 0..sim.switch_count() {
+        for (s, peak) in recirculation_peaks.iter_mut().enumerate() {
             occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
+            peak.sample(recirculations(&sim, s), t.secs_f64());
         }
         for &p in &switch_ports {
             if let Some(n) = sim.port_active_flows(p) {
@@ -175,6 +202,7 @@ pub fn simulate(
                 class: spec.class,
                 sport,
                 dport,
+                group: spec.group,
             }
         })
         .collect();
@@ -185,6 +213,7 @@ pub fn simulate(
             buckets: config.metrics.buckets.clone(),
             clamp_slowdown: config.metrics.clamp_slowdown,
         },
+        &group_names(config),
     );
     for (reason, n) in sim.drops() {
         summary.drops.add(reason.as_str(), n);
@@ -215,6 +244,7 @@ pub fn simulate(
         }
         summary.flow_control = Some(report);
     }
+    summary.hardware = hardware_budget(config, &sim, duration, &recirculation_peaks);
     let ctx = sim.flow_context();
     Ok(Outcome {
         records,
@@ -231,6 +261,15 @@ pub fn simulate(
     })
 }
 
+/// The names of the workload's groups, by index.
+fn group_names(config: &ExperimentConfig) -> Vec<String> {
+    config
+        .workload
+        .iter()
+        .flat_map(|w| w.group.iter().map(|g| g.name.clone()))
+        .collect()
+}
+
 /// Per-hop flow control's counts, and the paused fraction over `duration` of every link that can be paused
 /// ([`Sim::link_paused_time`]).
 fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlReport {
@@ -238,6 +277,12 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
     let topo = sim.topology();
     let fractions: Vec<f64> = (0..topo.ports.len())
         .filter_map(|i| sim.link_paused_time(bfcsim_core::PortId::from_idx(i)))
+        .map(|paused| paused.0 as f64 / duration.0 as f64)
+        .collect();
+    let first_data = sim.data_queue(0);
+    let queue_fractions: Vec<f64> = (0..topo.ports.len())
+        .filter_map(|i| sim.port_pause_times(PortId::from_idx(i)))
+        .flat_map(|(_, queues)| queues.into_iter().skip(first_data))
         .map(|paused| paused.0 as f64 / duration.0 as f64)
         .collect();
     FlowControlReport {
@@ -251,10 +296,69 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         index_collisions: h.bfc.index_collisions,
         link_paused_mean: fractions.iter().sum::<f64>() / fractions.len().max(1) as f64,
         link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
+        queue_paused: QueuePausedReport::from_fractions(queue_fractions),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
         active_flows: None,
     }
+}
+
+/// BFC's Tofino2 budget (BFC §3.3, §4): per switch its flow table, its pause counter (for each ingress, the
+/// queues of the device upstream: a switch's data queues per port, a NIC's `nic_queues`, or with one NIC queue
+/// per flow the most the host used at once) and its recirculated headers, over `duration` and at the busiest
+/// sample interval. `None` unless BFC ran with hashed flow tables (the ideal baselines' exact tables have no
+/// hardware counterpart).
+fn hardware_budget(
+    config: &ExperimentConfig,
+    sim: &Sim,
+    duration: Time,
+    peaks: &[PeakRate],
+) -> Option<BudgetReport> {
+    let FlowControl::Bfc(bfc_config) = &config.flow_control else {
+        return None;
+    };
+    let topo = sim.topology();
+    let mut usage = Vec::with_capacity(sim.switch_count());
+    for (s, peak) in peaks.iter().enumerate() {
+        let bfc = sim.switch_bfc(s)?;
+        if bfc.flow_table_entries() == 0 {
+            return None;
+        }
+        let node = sim.switch_node(s);
+        let ports = &topo.nodes[node.idx()].ports;
+        let pause_counter_entries: u64 = if bfc.backpressure() {
+            ports
+                .iter()
+                .enumerate()
+                .map(|(local, &p)| {
+                    let upstream = topo.peer_node(p);
+                    if !topo.is_host(upstream) {
+                        config.switch.queues_per_port as u64
+                    } else {
+                        bfc_config
+                            .nic_queues
+                            .map_or(bfc.upstream_span(local as u16), |n| n)
+                            as u64
+                    }
+                })
+                .sum()
+        } else {
+            0
+        };
+        usage.push(SwitchUsage {
+            switch: node,
+            capacity_bps: ports
+                .iter()
+                .map(|&p| topo.link_of(p).rate.bps() as f64)
+                .sum(),
+            queues_per_port: config.switch.queues_per_port,
+            flow_table_entries: bfc.flow_table_entries() as u64,
+            pause_counter_entries,
+            recirculations_per_sec: bfc.stats().recirculations as f64 / duration.secs_f64(),
+            peak_recirculations_per_sec: peak.peak(),
+        });
+    }
+    Some(config.metrics.budget.report(&usage))
 }
 
 /// The hop-by-hop profile of a flow's path (data out, ACK back) for its ideal FCT.
@@ -310,7 +414,7 @@ pub fn write_outputs(
     out: &Outcome,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    write_fct_csv(dir.join("fct.csv"), &out.records)?;
+    write_fct_csv(dir.join("fct.csv"), &out.records, &group_names(config))?;
     // fct.txt follows HPCC's conventions throughout, its standalone FCT included, so existing scripts work.
     write_hpcc_fct(dir.join("fct.txt"), &out.records, |r| {
         out.hpcc_ideal[r.id.idx()]

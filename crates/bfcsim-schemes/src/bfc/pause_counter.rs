@@ -88,11 +88,6 @@ impl PauseCounter {
     pub fn paused_at(&self, port: u16) -> u32 {
         self.paused[port as usize]
     }
-
-    /// Entries in use (for the hardware budget): the largest `upstreamQ` seen per ingress, summed.
-    pub fn entries(&self) -> usize {
-        self.counts.iter().map(Vec::len).sum()
-    }
 }
 
 #[cfg(test)]
@@ -129,6 +124,5 @@ mod tests {
         let mut pc = PauseCounter::new(1);
         pc.increment(0, 130);
         assert_eq!(pc.bitmap(0), vec![0, 0, 1 << 2]);
-        assert_eq!(pc.entries(), 131);
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Call order, per packet: [`BfcSwitch::handle_enqueue`] when the packet is put in an egress queue (it names
 //! the queue); [`BfcSwitch::handle_dequeue`] when the scheduler takes it out for transmission, with the
-//! [`Enqueued`] flags the packet carried through the switch.
+//! [`Enqueued`] flags the packet carried through the switch, or [`BfcSwitch::handle_drop`] if the buffer refused
+//! it after the enqueue operations ran.
 
 use std::ops::Range;
 
@@ -100,6 +101,9 @@ pub struct BfcStats {
     pub pauses: u64,
     /// RESUMEs generated (counter 1 → 0).
     pub resumes: u64,
+    /// Headers recirculated from the egress to the ingress pipeline to run the dequeue operations there (§4):
+    /// one per departing packet that updated the flow table, which App. A.8's sampling makes a fraction.
+    pub recirculations: u64,
 }
 
 /// The BFC state of one switch.
@@ -120,6 +124,9 @@ pub struct BfcSwitch {
     /// Flow-table entries with packets in the switch, per egress port: the active flows of §2.3 (Fig. 4,
     /// Fig. 10c), merged where flows collide in the table.
     active: Vec<u32>,
+    /// Per ingress port, one more than the largest `upstreamQ` seen: the pause-counter entries that ingress
+    /// needs (§3.3.2), for the hardware budget.
+    upstream_span: Vec<u32>,
     rng: Rng,
     stats: BfcStats,
 }
@@ -162,6 +169,7 @@ impl BfcSwitch {
             table,
             counter: PauseCounter::new(ports),
             active: vec![0; ports],
+            upstream_span: vec![0; ports],
             rng,
             stats: BfcStats::default(),
         }
@@ -176,6 +184,8 @@ impl BfcSwitch {
     /// §3.3.1 and §3.3.2 "On Enqueue": find (or keep) the flow's queue, update its flow-table entry, and
     /// increment the pause counter if the queue is above the threshold.
     pub fn handle_enqueue(&mut self, a: &Arrival, egress: &impl EgressView) -> Enqueued {
+        let span = &mut self.upstream_span[a.in_port as usize];
+        *span = (*span).max(a.upstream_q + 1);
         let key = self.table.key(a.out_port, a.hash, a.flow);
         let mut entry = self.table.get(key);
         if let Some(owner) = self.owner.get_mut(key as usize) {
@@ -230,11 +240,30 @@ impl BfcSwitch {
     }
 
     /// §3.3.1 and §3.3.2 "On Dequeue": the packet leaves; returns the RESUME to send if it was the last
-    /// counted packet of its upstream queue.
+    /// counted packet of its upstream queue. On Tofino2 these operations run on the packet's header
+    /// recirculated to the ingress pipeline (§4), counted in [`BfcStats::recirculations`].
     pub fn handle_dequeue(&mut self, d: &Departure) -> Option<Signal> {
+        if d.tracked {
+            self.stats.recirculations += 1;
+        }
+        self.release(d)
+    }
+
+    /// Undoes [`BfcSwitch::handle_enqueue`] for a packet the buffer then dropped: the dequeue operations
+    /// without a departure (nothing leaves, so nothing is recirculated).
+    pub fn handle_drop(&mut self, d: &Departure) -> Option<Signal> {
+        self.release(d)
+    }
+
+    fn release(&mut self, d: &Departure) -> Option<Signal> {
+        // App. A.8: "The dequeue operations ... are only executed on the recirculated packets." A packet that
+        // was not sampled touches nothing on its way out (`counted` implies `tracked`).
+        if !d.tracked {
+            return None;
+        }
         let key = self.table.key(d.out_port, d.hash, d.flow);
         let mut entry = self.table.get(key);
-        if d.tracked && entry.size > 0 {
+        if entry.size > 0 {
             entry.size -= 1;
             if entry.size == 0 {
                 self.active[d.out_port as usize] -= 1;
@@ -308,9 +337,21 @@ impl BfcSwitch {
         self.stats
     }
 
-    /// Flow-table entries and pause-counter entries in use (for the Tofino2 budget, §4).
-    pub fn table_sizes(&self) -> (usize, usize) {
-        (self.table.capacity(), self.counter.entries())
+    /// Entries of the flow table (§3.3.1: 100 × the queues of each egress port); 0 for the exact table of
+    /// the ideal baselines, which has no fixed size.
+    pub fn flow_table_entries(&self) -> usize {
+        self.table.capacity()
+    }
+
+    /// One more than the largest `upstreamQ` a data packet arriving on ingress `port` carried: the
+    /// pause-counter entries the ingress needed in this run (§3.3.2).
+    pub fn upstream_span(&self, port: u16) -> u32 {
+        self.upstream_span[port as usize]
+    }
+
+    /// Whether the switch pauses upstream queues at all (the pause counter is needed).
+    pub fn backpressure(&self) -> bool {
+        self.backpressure
     }
 }
 
@@ -480,6 +521,25 @@ mod tests {
         assert_eq!(s.stats().pauses, 1);
         assert_eq!(s.stats().resumes, 1);
         assert_eq!(s.active_flows(1), 0, "every packet left");
+        assert_eq!(s.stats().recirculations, 3, "every departure recirculates");
+        assert_eq!(s.upstream_span(0), 6, "upstreamQ 5 needs counters 0..=5");
+        assert_eq!(s.upstream_span(1), 0);
+    }
+
+    #[test]
+    fn dropped_packets_are_undone_without_recirculating() {
+        let mut s = switch(&BfcConfig::default());
+        let mut eg = Egress::new(4);
+        eg.bytes = vec![100_000; 4];
+        let a = arrival(Time(0), 1, 1);
+        let e = s.handle_enqueue(&a, &eg);
+        assert!(e.counted && e.signal.is_some());
+        assert_eq!(
+            s.handle_drop(&departure(Time(0), &a, &e)),
+            Some(Signal::Resume { port: 0, queue: 5 })
+        );
+        assert_eq!((s.active_flows(1), s.stats().recirculations), (0, 0));
+        assert_eq!(s.flow_table_entries(), 4 * 4 * 100);
     }
 
     #[test]
@@ -612,5 +672,15 @@ mod tests {
         let tracked = outcomes.iter().filter(|e| e.tracked).count();
         assert!((70..130).contains(&tracked), "{tracked}");
         assert!(outcomes.iter().all(|e| e.counted == e.tracked));
+        // App. A.8: only the sampled packets are recirculated and run the dequeue operations, so the entry
+        // was last touched by the last sampled departure.
+        let a = arrival(Time(0), 1, 1);
+        for (i, e) in outcomes.iter().enumerate() {
+            s.handle_dequeue(&departure(Time(300 + i as u64), &a, e));
+        }
+        assert_eq!(s.stats().recirculations, tracked as u64);
+        let last = outcomes.iter().rposition(|e| e.tracked).unwrap() as u64;
+        let entry = s.table.get(s.table.key(1, 1, 1));
+        assert_eq!((entry.size, entry.touched), (0, Time(300 + last)));
     }
 }

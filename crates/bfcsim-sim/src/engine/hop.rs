@@ -326,7 +326,7 @@ impl Sim {
             counted: e.counted,
         };
         let bfc = self.switches[s].bfc.as_mut().expect("called only with BFC");
-        let resume = bfc.handle_dequeue(&d);
+        let resume = bfc.handle_drop(&d);
         if resume.is_some() && e.signal.is_none() {
             unreachable!("a counter above one cannot reach zero on one departure");
         }
@@ -682,6 +682,7 @@ impl Sim {
                 stats.bfc.index_collisions += s.index_collisions;
                 stats.bfc.pauses += s.pauses;
                 stats.bfc.resumes += s.resumes;
+                stats.bfc.recirculations += s.recirculations;
             }
         }
         stats

@@ -74,6 +74,7 @@ pub fn flow(src: u32, dst: u32, size: u64, start: Time) -> FlowSpec {
         start,
         class: 0,
         incast: false,
+        group: None,
     }
 }
 
