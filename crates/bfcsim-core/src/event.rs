@@ -27,7 +27,7 @@ pub trait EventBits: Copy {
 const EVENT_BITS: u32 = 24;
 const SEQ_BITS: u32 = 40;
 const EVENT_MASK: u128 = (1 << EVENT_BITS) - 1;
-const BUCKETS: usize = 16384;
+const BUCKETS: usize = 8192;
 const WORDS: usize = BUCKETS / 64;
 const SUMMARY: usize = WORDS / 64;
 /// Keys a bucket holds in place: three `u128` and the bookkeeping fill one 64-byte line.

@@ -461,7 +461,7 @@ impl Sim {
             params,
             now: Time::ZERO,
             // Almost every event is due within a link delay and a serialization of now: size the calendar so.
-            events: EventQueue::with_horizon(max_delay * 2),
+            events: EventQueue::with_horizon(max_delay),
             packets: Packets::new(),
             wires,
             sw_ports,
