@@ -6,6 +6,8 @@
 //! - [`record`]: one [`FlowRecord`] per flow, with its FCT and raw slowdown.
 //! - [`buckets`] and [`summary`]: slowdown statistics per flow-size bucket (BFC's packet-count buckets, HPCC's
 //!   equal-count groups from `analysis/fct_analysis.py`, or user edges), overall and for incast flows.
+//! - [`compare`]: two HPCC `fct.txt` files of the same flows (e.g. HPCC's ns-3 and a replay) side by side per
+//!   size bucket, for cross-validation.
 //! - [`occupancy`], [`drops`], [`utilization`]: switch buffer occupancy histograms, drops by reason and link
 //!   utilization per link set.
 //! - [`output`]: `fct.csv`, HPCC's `fct.txt`, `summary.json` (all written atomically) and the console table.
@@ -14,6 +16,7 @@
 //! byte-identical files.
 
 pub mod buckets;
+pub mod compare;
 pub mod drops;
 pub mod hop;
 pub mod ideal;
