@@ -720,7 +720,10 @@ impl Sim {
         let Owner::Switch(out_sp) = self.wires[egress.idx()].owner else {
             unreachable!("switch ports are owned by switches")
         };
-        let control = p.kind.is_control() && self.params.switch.control_priority;
+        let sc = &self.params.switch;
+        let control = p.kind.is_control()
+            && sc.control_priority
+            && (sc.ack_priority || p.kind.is_hop_local());
         let (queue, bfc) = if control {
             (0, None)
         } else if self.switches[s].bfc.is_some() {
@@ -781,17 +784,21 @@ impl Sim {
             .mmu
             .release(out.local as usize, queue, size as u64);
         let p = self.packets.get_mut(pkt);
-        if p.kind == PacketKind::Data {
+        let data = p.kind == PacketKind::Data;
+        if data {
             self.queuing_delay.record((self.now - p.queued_at).0);
-            let sw = &self.switches[out.switch as usize];
-            if sw.bfc.is_some() {
+        }
+        let sw = &self.switches[out.switch as usize];
+        if sw.bfc.is_some() {
+            if data {
                 self.bfc_dequeue(sp, pkt, queue);
-            } else if sw.pfc.is_some() {
-                self.pfc_dequeue(sp, pkt);
             }
-            if self.rate.int {
-                self.int_stamp(port, sp, pkt);
-            }
+        } else if sw.pfc.is_some() && queue >= self.data_base {
+            // Everything in a data queue (ACKs too, without `ack_priority`) was admitted at ingress.
+            self.pfc_dequeue(sp, pkt);
+        }
+        if data && self.rate.int {
+            self.int_stamp(port, sp, pkt);
         }
         self.pause_changed(sp);
         let out = &mut self.sw_ports[sp as usize];
