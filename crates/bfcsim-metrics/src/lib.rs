@@ -8,6 +8,7 @@
 //!   equal-count groups from `analysis/fct_analysis.py`, or user edges), overall and for incast flows.
 //! - [`compare`]: two HPCC `fct.txt` files of the same flows (e.g. HPCC's ns-3 and a replay) side by side per
 //!   size bucket, for cross-validation.
+//! - [`throughput`]: long-lived flows' throughput over the measurement window (BFC §2.1, Table 1).
 //! - [`occupancy`], [`drops`], [`utilization`]: switch buffer occupancy histograms, drops by reason and link
 //!   utilization per link set.
 //! - [`output`]: `fct.csv`, HPCC's `fct.txt`, `summary.json` (all written atomically) and the console table.
@@ -24,6 +25,7 @@ pub mod occupancy;
 pub mod output;
 pub mod record;
 pub mod summary;
+pub mod throughput;
 pub mod utilization;
 
 pub use buckets::BucketScheme;
@@ -38,4 +40,5 @@ pub use output::{
 };
 pub use record::FlowRecord;
 pub use summary::{BucketRow, SlowdownStats, Summary, SummaryConfig};
+pub use throughput::LongFlowReport;
 pub use utilization::{LinkSetStats, LinkUsage, LinkUtilization};

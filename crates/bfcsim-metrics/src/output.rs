@@ -285,6 +285,25 @@ pub fn render_table(summary: &Summary) -> String {
             d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
         );
     }
+    if let Some(d) = &summary.single_packet_delay {
+        let _ = writeln!(
+            out,
+            "  of one-packet flows' packets: p50 {:.0}ns p99 {:.0}ns p99.9 {:.0}ns max {:.0}ns ({} packet-hops)",
+            d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
+        );
+    }
+    for l in &summary.long_lived {
+        let _ = writeln!(
+            out,
+            "long-lived flow {} -> {}: {:.2} Gb/s, {:.1}% of its link, from {} to {} ns",
+            l.src,
+            l.dst,
+            l.gbps,
+            l.share_of_link * 100.0,
+            l.window_start_ns,
+            l.window_end_ns
+        );
+    }
     if summary.timeouts > 0 {
         let _ = writeln!(out, "retransmission timeouts: {}", summary.timeouts);
     }

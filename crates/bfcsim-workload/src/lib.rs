@@ -39,6 +39,6 @@ pub use cdf::{CdfFormat, CdfOptions, GpdTail, Interpolation, SizeCdf, SizeUnit};
 pub use endpoints::Endpoints;
 pub use error::WorkloadError;
 pub use flowfile::{FlowFile, load_flow_file, parse_flow_file};
-pub use generate::{LoadBasis, Plan, generate, plan};
+pub use generate::{LoadBasis, Plan, generate, long_lived, plan};
 pub use load::LoadTarget;
-pub use spec::{ArrivalKind, IncastArrival, IncastSpec, WorkloadSpec};
+pub use spec::{ArrivalKind, IncastArrival, IncastSpec, LongLivedSpec, WorkloadSpec};

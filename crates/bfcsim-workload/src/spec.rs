@@ -10,12 +10,18 @@
 //! load_on = "core"          # resolved by the caller into a `LoadBasis`
 //! duration = "5ms"          # flows start in [0, duration)
 //! locality = 0.0            # optional: fraction of rack-local destinations; absent = uniform all-to-all
+//! sources = [0, 1, 2]       # optional: background sources among these host indices (default: all)
+//! destinations = [3]        # optional: background destinations among these host indices (default: all)
 //! class = 0
 //! [[workload.incast]]
 //! degree = 100              # senders per event
 //! aggregate = "20MB"        # bytes per event, split evenly among the senders
 //! period = "500us"          # or: share = 0.05 (fraction of the link set's capacity)
 //! arrival = "periodic"      # or "poisson"
+//! [[workload.long_lived]]   # a flow active for the whole run, whose throughput the summary reports
+//! src = 0                   # host indices
+//! dst = 3
+//! start = "0us"             # default 0
 //! ```
 //!
 //! Optional CDF keys: `bytes_per_packet` (sizes are packets of that many bytes; overrides the 1000 B default of the
@@ -83,12 +89,48 @@ pub struct WorkloadSpec {
     /// Fraction of rack-local destinations; absent means uniform all-to-all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locality: Option<f64>,
+    /// Background sources are drawn uniformly among these host indices; absent: every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<u32>>,
+    /// Background destinations are drawn uniformly among these host indices (other than the source); absent:
+    /// every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destinations: Option<Vec<u32>>,
     /// Traffic class of the background flows.
     #[serde(default)]
     pub class: u8,
     /// Incast generators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incast: Vec<IncastSpec>,
+    /// Long-lived flows (BFC §2.1's long flow), added to the generated ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub long_lived: Vec<LongLivedSpec>,
+}
+
+/// A long-lived flow (`[[workload.long_lived]]`): it sends for the whole run (its size, 10¹⁵ B by default, lasts
+/// 80 000 s at 100 Gb/s), and the summary reports its throughput over the measurement window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongLivedSpec {
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// When it starts.
+    #[serde(default)]
+    pub start: Time,
+    /// Payload bytes.
+    #[serde(default = "LongLivedSpec::default_size")]
+    pub size: Bytes,
+    /// Traffic class (default: the workload's `class`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+}
+
+impl LongLivedSpec {
+    fn default_size() -> Bytes {
+        Bytes(1_000_000_000_000_000)
+    }
 }
 
 /// One incast generator (`[[workload.incast]]`).

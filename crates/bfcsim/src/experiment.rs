@@ -300,6 +300,9 @@ pub struct MetricsConfig {
     pub buckets: BucketScheme,
     /// Clamp slowdowns below 1 to 1 (HPCC's analysis script does).
     pub clamp_slowdown: bool,
+    /// Start of the measurement window of long-lived flows' throughput and of the queuing-delay percentiles
+    /// (simulated time; both run to the end of the run).
+    pub warmup: Time,
 }
 
 impl Default for MetricsConfig {
@@ -308,6 +311,7 @@ impl Default for MetricsConfig {
             ideal: Ideal::Exact,
             buckets: BucketScheme::BfcGoogle,
             clamp_slowdown: false,
+            warmup: Time::ZERO,
         }
     }
 }

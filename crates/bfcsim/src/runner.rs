@@ -7,18 +7,18 @@ use std::time::Instant;
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal,
-    LinkUsage, LinkUtilization, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
+    LinkUsage, LinkUtilization, LongFlowReport, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
     write_hpcc_fct, write_hpcc_pfc, write_summary_json,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
-use bfcsim_workload::{generate, load_flow_file, plan};
+use bfcsim_workload::{generate, load_flow_file, long_lived, plan};
 use serde::Serialize;
 
 use crate::experiment::ExperimentConfig;
-use crate::load::load_basis;
+use crate::load::{Pattern, load_basis};
 
 /// The fabric and the flows of an experiment, before simulation.
 pub struct Prepared {
@@ -26,6 +26,8 @@ pub struct Prepared {
     pub topology: Topology,
     /// Flows sorted by start time.
     pub flows: Vec<FlowSpec>,
+    /// The long-lived flows among them (`[[workload.long_lived]]`), whose throughput is reported.
+    pub long_lived: Vec<FlowId>,
     /// Offered-load information for `run.json` (background rate, incast periods), when synthetic.
     pub plan: Option<String>,
 }
@@ -41,6 +43,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         return Ok(Prepared {
             topology,
             flows: file.flows,
+            long_lived: Vec::new(),
             plan: None,
         });
     }
@@ -50,7 +53,32 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         .expect("validated: a workload or a flow file");
     let set = LinkSet::parse(&spec.load_on).map_err(|e| format!("workload.load_on: {e}"))?;
     let routes = Routes::new(&topology)?;
-    let basis = load_basis(&topology, &routes, &set, spec.locality)?;
+    let hosts = topology.hosts.len();
+    let indices = |list: &Option<Vec<u32>>, what: &str| match list {
+        None => Ok((0..hosts).collect()),
+        Some(l) => l
+            .iter()
+            .map(|&i| match i as usize {
+                i if i < hosts => Ok(i),
+                _ => Err(format!(
+                    "workload.{what}: host index {i} is not below the {hosts} hosts"
+                )),
+            })
+            .collect::<Result<Vec<usize>, String>>(),
+    };
+    let sources = indices(&spec.sources, "sources")?;
+    let destinations = indices(&spec.destinations, "destinations")?;
+    let pattern = if spec.sources.is_some() || spec.destinations.is_some() {
+        Pattern::Between {
+            sources: &sources,
+            destinations: &destinations,
+        }
+    } else {
+        Pattern::AllToAll {
+            locality: spec.locality,
+        }
+    };
+    let basis = load_basis(&topology, &routes, &set, pattern)?;
     let cdf = spec.size_cdf(base).map_err(|e| e.to_string())?;
     let p = plan(spec, &cdf, &basis).map_err(|e| e.to_string())?;
     let flows = generate(
@@ -62,6 +90,19 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         config.seed,
     )
     .map_err(|e| e.to_string())?;
+    // Long-lived flows join the generated ones; a stable sort keeps generation order among equal starts.
+    let long = long_lived(spec, &topology.hosts).map_err(|e| e.to_string())?;
+    let mut tagged: Vec<(FlowSpec, bool)> = flows
+        .into_iter()
+        .map(|f| (f, false))
+        .chain(long.into_iter().map(|f| (f, true)))
+        .collect();
+    tagged.sort_by_key(|(f, _)| f.start);
+    let long_lived = (0..tagged.len())
+        .filter(|&i| tagged[i].1)
+        .map(FlowId::from_idx)
+        .collect();
+    let flows = tagged.into_iter().map(|(f, _)| f).collect();
     let plan = format!(
         "{:.4e} background flows/s (mean size {:.0} B, {:.3} {:?} links crossed per flow), incast periods {:?}",
         p.background_rate,
@@ -73,6 +114,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
     Ok(Prepared {
         topology,
         flows,
+        long_lived,
         plan: Some(plan),
     })
 }
@@ -117,7 +159,10 @@ pub fn simulate(
         seed: config.seed,
     };
     let Prepared {
-        topology, flows, ..
+        topology,
+        flows,
+        long_lived,
+        ..
     } = prepared;
     let racks = topology.racks();
     let first = flows.first().map_or(Time::ZERO, |f| f.start);
@@ -133,10 +178,27 @@ pub fn simulate(
         .collect();
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
     let started = Instant::now();
+    let warmup = config.metrics.warmup;
+    // Acknowledged bytes of each long-lived flow when the measurement window opens.
+    let mut at_warmup: Option<(Time, Vec<u64>)> = None;
+    let open_window = |sim: &mut Sim| {
+        sim.reset_queuing_delay();
+        let acked = long_lived.iter().map(|&id| sim.flow_acked(id)).collect();
+        Some((sim.now(), acked))
+    };
+    if warmup <= sim.now() {
+        at_warmup = open_window(&mut sim);
+    }
     let mut t = first;
     loop {
         t = (t + interval).min(limit);
+        if at_warmup.is_none() && warmup < t {
+            t = warmup; // a slice ends exactly where the window opens
+        }
         let more = sim.run_until(t);
+        if at_warmup.is_none() && sim.now() >= warmup {
+            at_warmup = open_window(&mut sim);
+        }
         for s in 0..sim.switch_count() {
             occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
         }
@@ -207,6 +269,27 @@ pub fn simulate(
     }
     summary.links = links.report();
     summary.queuing_delay = Some(DelayReport::from_ps(sim.queuing_delay()));
+    if sim.single_packet_delay().count() > 0 {
+        summary.single_packet_delay = Some(DelayReport::from_ps(sim.single_packet_delay()));
+    }
+    if let Some((opened, acked)) = &at_warmup {
+        summary.long_lived = long_lived
+            .iter()
+            .zip(acked)
+            .map(|(&id, &acked_start)| {
+                let (spec, _, _, finish) = sim.flow(id);
+                let start = (*opened).max(spec.start);
+                let stop = finish.unwrap_or(end).min(end);
+                let (link, _) = sim.port_link(topo.nodes[spec.src.idx()].ports[0]);
+                LongFlowReport::new(
+                    (spec.src, spec.dst),
+                    (start, acked_start),
+                    (stop, sim.flow_acked(id)),
+                    link,
+                )
+            })
+            .collect();
+    }
     summary.timeouts = sim.counters().timeouts;
     if config.flow_control != FlowControl::None {
         let mut report = flow_control_report(&sim, config.flow_control.name(), duration);

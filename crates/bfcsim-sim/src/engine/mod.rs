@@ -271,6 +271,8 @@ pub struct Sim {
     hop: hop::HopState,
     /// Time each data packet waited in each switch egress queue, in picoseconds.
     queuing_delay: LogHistogram,
+    /// The same for the packets of one-packet flows (BFC §2.1, Table 1's "single packet" delay).
+    single_packet_delay: LogHistogram,
     /// PFC's run-wide state, when PFC runs.
     pfc: Option<Box<pfc::PfcState>>,
     /// Rate-based CC's run-wide state: which of its mechanisms run, the INT side slab, the CC timers.
@@ -487,6 +489,7 @@ impl Sim {
             queues_per_class: per_class as u64,
             hop: hop::HopState::new(params_seed),
             queuing_delay: LogHistogram::new(),
+            single_packet_delay: LogHistogram::new(),
             pfc: None,
             rate: rate::RateState::default(),
             topo,
@@ -786,7 +789,15 @@ impl Sim {
         let p = self.packets.get_mut(pkt);
         let data = p.kind == PacketKind::Data;
         if data {
-            self.queuing_delay.record((self.now - p.queued_at).0);
+            let delay = (self.now - p.queued_at).0;
+            self.queuing_delay.record(delay);
+            // A first packet shorter than a full one is a whole flow; a full one is when the flow is that size.
+            let mss = self.params.nic.payload;
+            if p.seq == 0
+                && (p.payload < mss || self.flows[p.flow.idx()].spec.size.0 == p.payload as u64)
+            {
+                self.single_packet_delay.record(delay);
+            }
         }
         let sw = &self.switches[out.switch as usize];
         if sw.bfc.is_some() {
