@@ -278,19 +278,20 @@ pub fn render_table(summary: &Summary) -> String {
             if set.links == 1 { "" } else { "s" }
         );
     }
-    if let Some(d) = &summary.queuing_delay {
-        let _ = writeln!(
-            out,
-            "queuing delay per switch hop: p50 {:.0}ns p99 {:.0}ns p99.9 {:.0}ns max {:.0}ns ({} packet-hops)",
-            d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
-        );
-    }
-    if let Some(d) = &summary.single_packet_delay {
-        let _ = writeln!(
-            out,
-            "  of one-packet flows' packets: p50 {:.0}ns p99 {:.0}ns p99.9 {:.0}ns max {:.0}ns ({} packet-hops)",
-            d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
-        );
+    for (label, delay) in [
+        ("queuing delay per switch hop", &summary.queuing_delay),
+        (
+            "  of one-packet flows' packets",
+            &summary.single_packet_delay,
+        ),
+    ] {
+        if let Some(d) = delay {
+            let _ = writeln!(
+                out,
+                "{label}: p50 {:.0}ns p99 {:.0}ns p99.9 {:.0}ns max {:.0}ns ({} packet-hops)",
+                d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
+            );
+        }
     }
     for l in &summary.long_lived {
         let _ = writeln!(

@@ -83,7 +83,9 @@ impl Endpoints {
             .iter()
             .find(|&&s| destinations.len() <= usize::from(dst_slot[s].is_some()))
         {
-            return Err(format!("destinations: none for source host index {s} but itself"));
+            return Err(format!(
+                "destinations: none for source host index {s} but itself"
+            ));
         }
         Ok(Endpoints {
             hosts: hosts.to_vec(),
@@ -295,7 +297,13 @@ mod tests {
             counts[s.idx()][d.idx()] += 1;
         }
         // Sources 0 and 1 split between 2 and 4; source 2 always sends to 4.
-        for (s, d, share) in [(0, 2, 0.5), (0, 4, 0.5), (1, 2, 0.5), (1, 4, 0.5), (2, 4, 1.0)] {
+        for (s, d, share) in [
+            (0, 2, 0.5),
+            (0, 4, 0.5),
+            (1, 2, 0.5),
+            (1, 4, 0.5),
+            (2, 4, 1.0),
+        ] {
             let expected = 20_000.0 * share;
             assert!(
                 (counts[s][d] as f64 / expected - 1.0).abs() < 0.05,

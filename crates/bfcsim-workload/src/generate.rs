@@ -215,16 +215,27 @@ pub fn generate(
 }
 
 /// The background's endpoint chooser: `sources`/`destinations` subsets, rack locality, or uniform.
-fn endpoints(spec: &WorkloadSpec, hosts: &[NodeId], racks: &[u32]) -> Result<Endpoints, WorkloadError> {
+fn endpoints(
+    spec: &WorkloadSpec,
+    hosts: &[NodeId],
+    racks: &[u32],
+) -> Result<Endpoints, WorkloadError> {
     let all = || (0..hosts.len()).collect::<Vec<usize>>();
     let indices = |list: &Option<Vec<u32>>| {
         list.as_ref()
             .map_or_else(all, |l| l.iter().map(|&i| i as usize).collect())
     };
-    match (spec.locality, spec.sources.is_some() || spec.destinations.is_some()) {
-        (Some(_), true) => Err("give either `locality` or `sources`/`destinations`, not both".into()),
+    match (
+        spec.locality,
+        spec.sources.is_some() || spec.destinations.is_some(),
+    ) {
+        (Some(_), true) => {
+            Err("give either `locality` or `sources`/`destinations`, not both".into())
+        }
         (Some(p), false) => Endpoints::local(hosts, racks, p),
-        (None, true) => Endpoints::between(hosts, &indices(&spec.sources), &indices(&spec.destinations)),
+        (None, true) => {
+            Endpoints::between(hosts, &indices(&spec.sources), &indices(&spec.destinations))
+        }
         (None, false) => Endpoints::uniform(hosts),
     }
     .map_err(WorkloadError::Invalid)
@@ -548,14 +559,13 @@ mod tests {
         let mut w = spec(0.5, ArrivalKind::Poisson, Time::from_ms(1));
         w.sources = Some(vec![0, 1, 2]);
         w.destinations = Some(vec![3]);
-        let cdf = builtin("google").unwrap().load(Interpolation::Linear).unwrap();
+        let cdf = builtin("google")
+            .unwrap()
+            .load(Interpolation::Linear)
+            .unwrap();
         let flows = generate(&w, &cdf, &hosts(5), &[], &BASIS, 1).unwrap();
         assert!(!flows.is_empty());
-        assert!(
-            flows
-                .iter()
-                .all(|f| f.src.0 < 3 && f.dst == NodeId(3))
-        );
+        assert!(flows.iter().all(|f| f.src.0 < 3 && f.dst == NodeId(3)));
         w.locality = Some(0.5);
         assert!(generate(&w, &cdf, &hosts(5), &[0; 5], &BASIS, 1).is_err());
 
@@ -570,7 +580,12 @@ mod tests {
         assert_eq!(long.len(), 2);
         assert_eq!(
             (long[0].src, long[0].dst, long[0].size, long[0].start),
-            (NodeId(4), NodeId(3), Bytes(1_000_000_000_000_000), Time::ZERO)
+            (
+                NodeId(4),
+                NodeId(3),
+                Bytes(1_000_000_000_000_000),
+                Time::ZERO
+            )
         );
         assert_eq!(
             (long[1].size, long[1].start, long[1].class),

@@ -7,8 +7,8 @@ use std::time::Instant;
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord, Hop, Ideal,
-    LinkUsage, LinkUtilization, LongFlowReport, PathProfile, Summary, SummaryConfig, write_atomic, write_fct_csv,
-    write_hpcc_fct, write_hpcc_pfc, write_summary_json,
+    LinkUsage, LinkUtilization, LongFlowReport, PathProfile, Summary, SummaryConfig, write_atomic,
+    write_fct_csv, write_hpcc_fct, write_hpcc_pfc, write_summary_json,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
