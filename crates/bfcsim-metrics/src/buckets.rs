@@ -76,6 +76,29 @@ impl BucketScheme {
     }
 }
 
+impl std::str::FromStr for BucketScheme {
+    type Err = String;
+
+    /// The command-line spelling: `bfc_google`, `bfc_hadoop`, `equal_count:N` or `edges:10KB,100KB,1MB`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let expected = "expected bfc_google, bfc_hadoop, equal_count:N or edges:SIZE,SIZE,...";
+        match s.split_once(':') {
+            None if s == "bfc_google" => Ok(BucketScheme::BfcGoogle),
+            None if s == "bfc_hadoop" => Ok(BucketScheme::BfcHadoop),
+            Some(("equal_count", n)) => match n.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(BucketScheme::EqualCount { n }),
+                _ => Err(format!("`{s}`: the group count must be a positive integer")),
+            },
+            Some(("edges", list)) => list
+                .split(',')
+                .map(|e| Bytes::parse(e.trim()).map_err(|err| format!("`{s}`: {err}")))
+                .collect::<Result<Vec<_>, _>>()
+                .map(BucketScheme::Edges),
+            _ => Err(format!("unknown buckets `{s}`: {expected}")),
+        }
+    }
+}
+
 /// Buckets by BFC packet count with inclusive upper edges `edges`, then one for everything above.
 fn packet_buckets(edges: &[u64]) -> Vec<FixedBucket> {
     let mut buckets = Vec::with_capacity(edges.len() + 1);
@@ -183,6 +206,23 @@ mod tests {
         assert_eq!(short_bytes(1_500_000), "1.5MB");
         assert_eq!(short_bytes(999), "999B");
         assert_eq!(byte_range(500, 1000), "500B-1KB");
+    }
+
+    #[test]
+    fn command_line_spellings() {
+        assert_eq!("bfc_google".parse(), Ok(BucketScheme::BfcGoogle));
+        assert_eq!("bfc_hadoop".parse(), Ok(BucketScheme::BfcHadoop));
+        assert_eq!(
+            "equal_count:10".parse(),
+            Ok(BucketScheme::EqualCount { n: 10 })
+        );
+        assert_eq!(
+            "edges:10KB, 1MB".parse(),
+            Ok(BucketScheme::Edges(vec![Bytes(10_000), Bytes(1_000_000)]))
+        );
+        for bad in ["equal_count:0", "equal_count:x", "edges:10QB", "hpcc", ""] {
+            assert!(bad.parse::<BucketScheme>().is_err(), "{bad}");
+        }
     }
 
     #[test]

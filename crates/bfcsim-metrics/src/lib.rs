@@ -6,6 +6,9 @@
 //! - [`record`]: one [`FlowRecord`] per flow, with its FCT and raw slowdown.
 //! - [`buckets`] and [`summary`]: slowdown statistics per flow-size bucket (BFC's packet-count buckets, HPCC's
 //!   equal-count groups from `analysis/fct_analysis.py`, or user edges), overall and for incast flows.
+//! - [`compare`]: two HPCC `fct.txt` files of the same flows (e.g. HPCC's ns-3 and a replay) side by side per
+//!   size bucket, for cross-validation.
+//! - [`throughput`]: long-lived flows' throughput over the measurement window (BFC §2.1, Table 1).
 //! - [`occupancy`], [`drops`], [`utilization`]: switch buffer occupancy histograms, drops by reason and link
 //!   utilization per link set.
 //! - [`hop`] and [`budget`]: what per-hop flow control did (pauses, paused time per link and per queue, active
@@ -17,6 +20,7 @@
 
 pub mod buckets;
 pub mod budget;
+pub mod compare;
 pub mod drops;
 pub mod hop;
 pub mod ideal;
@@ -24,6 +28,7 @@ pub mod occupancy;
 pub mod output;
 pub mod record;
 pub mod summary;
+pub mod throughput;
 pub mod utilization;
 
 pub use buckets::BucketScheme;
@@ -39,4 +44,5 @@ pub use output::{
 };
 pub use record::FlowRecord;
 pub use summary::{BucketRow, SlowdownStats, Summary, SummaryConfig};
+pub use throughput::LongFlowReport;
 pub use utilization::{LinkSetStats, LinkUsage, LinkUtilization};

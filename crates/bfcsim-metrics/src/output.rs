@@ -298,11 +298,31 @@ pub fn render_table(summary: &Summary) -> String {
             if set.links == 1 { "" } else { "s" }
         );
     }
-    if let Some(d) = &summary.queuing_delay {
+    for (label, delay) in [
+        ("queuing delay per switch hop", &summary.queuing_delay),
+        (
+            "  of one-packet flows' packets",
+            &summary.single_packet_delay,
+        ),
+    ] {
+        if let Some(d) = delay {
+            let _ = writeln!(
+                out,
+                "{label}: p50 {:.0}ns p99 {:.0}ns p99.9 {:.0}ns max {:.0}ns ({} packet-hops)",
+                d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
+            );
+        }
+    }
+    for l in &summary.long_lived {
         let _ = writeln!(
             out,
-            "queuing delay per switch hop: p50 {:.0}ns p99 {:.0}ns p99.9 {:.0}ns max {:.0}ns ({} packet-hops)",
-            d.p50_ns, d.p99_ns, d.p999_ns, d.max_ns, d.samples
+            "long-lived flow {} -> {}: {:.2} Gb/s, {:.1}% of its link, from {} to {} ns",
+            l.src,
+            l.dst,
+            l.gbps,
+            l.share_of_link * 100.0,
+            l.window_start_ns,
+            l.window_end_ns
         );
     }
     if summary.timeouts > 0 {

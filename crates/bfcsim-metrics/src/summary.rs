@@ -15,6 +15,7 @@ use crate::drops::DropCounts;
 use crate::hop::{DelayReport, FlowControlReport};
 use crate::occupancy::OccupancyReport;
 use crate::record::FlowRecord;
+use crate::throughput::LongFlowReport;
 use crate::utilization::LinkSetStats;
 
 /// How to summarize flows (e.g. an experiment TOML's `[summary]` table).
@@ -108,9 +109,15 @@ pub struct Summary {
     pub occupancy: Option<OccupancyReport>,
     /// Link utilization per link set.
     pub links: Vec<LinkSetStats>,
-    /// Queuing delay of data packets per switch hop.
+    /// Queuing delay of data packets per switch hop (after the warm-up).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queuing_delay: Option<DelayReport>,
+    /// Queuing delay per switch hop of the packets of one-packet flows (BFC §2.1's "single packet" delay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub single_packet_delay: Option<DelayReport>,
+    /// Throughput of each long-lived flow over the measurement window.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub long_lived: Vec<LongFlowReport>,
     /// Per-hop flow control's activity, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControlReport>,
@@ -174,6 +181,8 @@ impl Summary {
             occupancy: None,
             links: Vec::new(),
             queuing_delay: None,
+            single_packet_delay: None,
+            long_lived: Vec::new(),
             flow_control: None,
             hardware: None,
             timeouts: 0,

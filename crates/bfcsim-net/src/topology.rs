@@ -62,23 +62,29 @@ pub enum LinkSet {
     Fabric,
     /// Links that reach the topmost switch layer (the ToR↔spine links of a leaf-spine, agg↔core of a fat-tree).
     Core,
-    /// One link, by id.
+    /// One link, by id (both directions).
     Link(u32),
+    /// The directed link into host index N (the last hop of every flow to it).
+    ToHost(u32),
 }
 
 impl LinkSet {
-    /// Parses `host`, `fabric`, `core` or `link:N`.
+    /// Parses `host`, `fabric`, `core`, `link:N` or `to-host:N`.
     pub fn parse(text: &str) -> Result<LinkSet, String> {
         match text {
             "host" | "hosts" => Ok(LinkSet::Host),
             "fabric" => Ok(LinkSet::Fabric),
             "core" => Ok(LinkSet::Core),
-            _ => match text.strip_prefix("link:").map(str::parse) {
-                Some(Ok(n)) => Ok(LinkSet::Link(n)),
-                _ => Err(format!(
-                    "unknown link set `{text}` (expected host, fabric, core or link:N)"
-                )),
-            },
+            _ => {
+                let numbered = |prefix: &str| text.strip_prefix(prefix).map(str::parse::<u32>);
+                match (numbered("link:"), numbered("to-host:")) {
+                    (Some(Ok(n)), _) => Ok(LinkSet::Link(n)),
+                    (_, Some(Ok(n))) => Ok(LinkSet::ToHost(n)),
+                    _ => Err(format!(
+                        "unknown link set `{text}` (expected host, fabric, core, link:N or to-host:N)"
+                    )),
+                }
+            }
         }
     }
 }
@@ -254,6 +260,7 @@ impl Topology {
                     && (a.layer == top || b.layer == top)
             }
             LinkSet::Link(id) => port.link.0 == *id,
+            LinkSet::ToHost(h) => self.hosts.get(*h as usize) == Some(&self.peer_node(p)),
         }
     }
 
@@ -263,5 +270,30 @@ impl Topology {
             .map(PortId::from_idx)
             .filter(|&p| self.in_set(set, p))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{Build, Star};
+
+    #[test]
+    fn link_sets_parse_and_select() {
+        assert_eq!(LinkSet::parse("link:3"), Ok(LinkSet::Link(3)));
+        assert_eq!(LinkSet::parse("to-host:2"), Ok(LinkSet::ToHost(2)));
+        assert!(LinkSet::parse("to-host:x").is_err());
+        let t = Star {
+            hosts: 3,
+            rate: Rate::gbps(100),
+            delay: Time::from_us(1),
+        }
+        .build()
+        .unwrap();
+        let into_2 = t.ports_in_set(&LinkSet::ToHost(2));
+        assert_eq!(into_2.len(), 1);
+        assert_eq!(t.peer_node(into_2[0]), t.hosts[2]);
+        assert_eq!(t.ports_in_set(&LinkSet::Host).len(), 6);
+        assert!(t.ports_in_set(&LinkSet::ToHost(3)).is_empty());
     }
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::cc::{CcConfig, FixedConfig};
 use crate::dcqcn::DcqcnConfig;
 use crate::dctcp::DctcpConfig;
+use crate::dctcp_rate::DctcpRateConfig;
 use crate::hpcc::HpccConfig;
 use crate::rtt_target::RttTargetConfig;
 
@@ -37,6 +38,11 @@ pub fn catalog() -> Vec<SchemeInfo> {
             name: "dctcp",
             summary: "DCTCP (Alizadeh et al. 2010): ECN-fraction window control; line-rate start (BFC §6.2.1)",
             params: params(&CcConfig::Dctcp(DctcpConfig::default())),
+        },
+        SchemeInfo {
+            name: "dctcp-rate",
+            summary: "rate-based DCTCP as HPCC's ns-3 runs it for RDMA (rdma-hw.cc CC_MODE 8); defaults from its 100 Gb/s config",
+            params: params(&CcConfig::DctcpRate(DctcpRateConfig::default())),
         },
         SchemeInfo {
             name: "dcqcn",

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::dctcp::{Dctcp, DctcpConfig};
+use crate::dctcp_rate::{DctcpRate, DctcpRateConfig};
 use crate::hpcc::{Hpcc, HpccConfig};
 use crate::rtt_target::{RttTarget, RttTargetConfig};
 
@@ -110,6 +111,30 @@ pub(crate) fn test_context() -> FlowContext {
     }
 }
 
+/// The in-flight cap of HPCC's ns-3 rate-based schemes (`HAS_WIN`, `VAR_WIN`; `RdmaQueuePair::GetWin`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RateWindow {
+    /// Rate only (ns-3 `HAS_WIN 0`).
+    None,
+    /// One BDP (ns-3 `HAS_WIN 1`, `VAR_WIN 0`).
+    Bdp,
+    /// `BDP · rate / line rate`, at least 1 byte (ns-3 `HAS_WIN 1`, `VAR_WIN 1`).
+    Variable,
+}
+
+impl RateWindow {
+    /// The cap in payload bytes for a flow of `bdp` bytes sending at `rate` of `line` (both in b/s).
+    #[inline]
+    pub fn cap(self, bdp: u64, rate: u64, line: u64) -> u64 {
+        match self {
+            RateWindow::None => u64::MAX,
+            RateWindow::Bdp => bdp,
+            RateWindow::Variable => ((bdp as u128 * rate as u128 / line as u128) as u64).max(1),
+        }
+    }
+}
+
 /// A window that never changes: no end-to-end congestion control. `window = None` sends at line rate without
 /// limit (BFC's NICs, §6.2.1); a window of one BDP is the NIC in-flight cap of BFC's ideal baselines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -189,6 +214,8 @@ pub enum CcConfig {
     None(FixedConfig),
     /// DCTCP.
     Dctcp(DctcpConfig),
+    /// Rate-based DCTCP (HPCC's ns-3 `CC_MODE 8`).
+    DctcpRate(DctcpRateConfig),
     /// DCQCN.
     Dcqcn(DcqcnConfig),
     /// HPCC.
@@ -199,7 +226,8 @@ pub enum CcConfig {
 
 impl bfcsim_core::tagged::Tagged for CcConfig {
     const TAG: &'static str = "name";
-    const VARIANTS: &'static [&'static str] = &["none", "dctcp", "dcqcn", "hpcc", "rtt-target"];
+    const VARIANTS: &'static [&'static str] =
+        &["none", "dctcp", "dctcp-rate", "dcqcn", "hpcc", "rtt-target"];
     const DEFAULT: &'static str = "dctcp";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -208,6 +236,7 @@ impl bfcsim_core::tagged::Tagged for CcConfig {
         match name {
             "none" => FixedConfig::deserialize(rest).map(CcConfig::None),
             "dctcp" => DctcpConfig::deserialize(rest).map(CcConfig::Dctcp),
+            "dctcp-rate" => DctcpRateConfig::deserialize(rest).map(CcConfig::DctcpRate),
             "dcqcn" => DcqcnConfig::deserialize(rest).map(CcConfig::Dcqcn),
             "hpcc" => HpccConfig::deserialize(rest).map(CcConfig::Hpcc),
             "rtt-target" => RttTargetConfig::deserialize(rest).map(CcConfig::RttTarget),
@@ -228,6 +257,7 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => "none",
             CcConfig::Dctcp(_) => "dctcp",
+            CcConfig::DctcpRate(_) => "dctcp-rate",
             CcConfig::Dcqcn(_) => "dcqcn",
             CcConfig::Hpcc(_) => "hpcc",
             CcConfig::RttTarget(_) => "rtt-target",
@@ -239,6 +269,7 @@ impl CcConfig {
         match self {
             CcConfig::None(_) => Ok(()),
             CcConfig::Dctcp(c) => c.validate(),
+            CcConfig::DctcpRate(c) => c.validate(),
             CcConfig::Dcqcn(c) => c.validate(),
             CcConfig::Hpcc(c) => c.validate(),
             CcConfig::RttTarget(c) => c.validate(),
@@ -252,6 +283,7 @@ impl CcConfig {
                 window: c.window.map_or(u64::MAX, |w| w.resolve(ctx)),
             }),
             CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, ctx)),
+            CcConfig::DctcpRate(c) => Cc::DctcpRate(DctcpRate::new(c, ctx)),
             CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, ctx)),
             CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, ctx)),
             CcConfig::RttTarget(c) => Cc::RttTarget(RttTarget::new(c, ctx)),
@@ -266,6 +298,8 @@ pub enum Cc {
     Fixed(Fixed),
     /// See [`Dctcp`].
     Dctcp(Dctcp),
+    /// See [`DctcpRate`].
+    DctcpRate(DctcpRate),
     /// See [`Dcqcn`].
     Dcqcn(Dcqcn),
     /// See [`Hpcc`].
@@ -279,6 +313,7 @@ macro_rules! dispatch {
         match $self {
             Cc::Fixed($c) => $e,
             Cc::Dctcp($c) => $e,
+            Cc::DctcpRate($c) => $e,
             Cc::Dcqcn($c) => $e,
             Cc::Hpcc($c) => $e,
             Cc::RttTarget($c) => $e,

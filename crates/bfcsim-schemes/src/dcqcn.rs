@@ -46,19 +46,7 @@
 use bfcsim_core::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{AckSignal, CongestionControl, FlowContext};
-
-/// Whether DCQCN also caps the bytes in flight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DcqcnWindow {
-    /// Rate only (ns-3 `HAS_WIN 0`).
-    None,
-    /// One BDP (ns-3 `HAS_WIN 1`, `VAR_WIN 0`).
-    Bdp,
-    /// `BDP · Rc / line rate`, at least 1 byte (ns-3 `HAS_WIN 1`, `VAR_WIN 1`: run.py's `dcqcn_vwin`).
-    Variable,
-}
+use crate::cc::{AckSignal, CongestionControl, FlowContext, RateWindow};
 
 /// DCQCN parameters. Defaults: HPCC's ns-3 configuration for DCQCN at 100 Gb/s, as run on the reference
 /// (`reference/ns3-perf-k8/dcqcn.config.txt`, which is run.py's `dcqcn` profile); the line of that file is
@@ -94,7 +82,7 @@ pub struct DcqcnConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub byte_counter: Option<Bytes>,
     /// In-flight cap (`HAS_WIN 0`, line 32: none).
-    pub window: DcqcnWindow,
+    pub window: RateWindow,
     /// Receiver side: at most one CNP per flow per interval ([`CnpGenerator`]). 0 sends one for every
     /// CE-marked packet, as HPCC's ns-3 does (`RdmaHw::ReceiveUdp` flags every ACK of a marked packet as a
     /// CNP; `L2_ACK_INTERVAL 1`, line 29); the paper's NP uses 50 µs.
@@ -115,7 +103,7 @@ impl Default for DcqcnConfig {
             clamp_target_rate: false,
             rate_on_first_cnp: 1.0,
             byte_counter: None,
-            window: DcqcnWindow::None,
+            window: RateWindow::None,
             cnp_interval: Time::ZERO,
         }
     }
@@ -181,7 +169,7 @@ pub struct Dcqcn {
     clamp_target: bool,
     first_cnp_factor: f64,
     byte_counter: Option<u64>,
-    window_mode: DcqcnWindow,
+    window_mode: RateWindow,
     bdp: u64,
 
     /// Current rate Rc.
@@ -386,13 +374,7 @@ impl Dcqcn {
 impl CongestionControl for Dcqcn {
     #[inline]
     fn window(&self) -> u64 {
-        match self.window_mode {
-            DcqcnWindow::None => u64::MAX,
-            DcqcnWindow::Bdp => self.bdp,
-            DcqcnWindow::Variable => {
-                ((self.bdp as u128 * self.rc as u128 / self.line as u128) as u64).max(1)
-            }
-        }
+        self.window_mode.cap(self.bdp, self.rc, self.line)
     }
 
     #[inline]
@@ -702,7 +684,7 @@ mod tests {
     #[test]
     fn window_cap_tracks_rate() {
         let variable = DcqcnConfig {
-            window: DcqcnWindow::Variable,
+            window: RateWindow::Variable,
             ..DcqcnConfig::default()
         };
         let mut d = Dcqcn::new(&variable, &ctx());
@@ -712,7 +694,7 @@ mod tests {
         // ⌊100 000 B · 50 776 684 272 / 100e9⌋ = 50 776.
         assert_eq!(d.window(), 50_776);
         let bdp = DcqcnConfig {
-            window: DcqcnWindow::Bdp,
+            window: RateWindow::Bdp,
             ..DcqcnConfig::default()
         };
         let mut d = Dcqcn::new(&bdp, &ctx());
@@ -742,7 +724,7 @@ mod tests {
         use crate::cc::CcConfig;
         let cfg = CcConfig::Dcqcn(DcqcnConfig {
             byte_counter: Some(Bytes(10_000_000)),
-            window: DcqcnWindow::Variable,
+            window: RateWindow::Variable,
             ..DcqcnConfig::default()
         });
         let text = toml::to_string(&cfg).unwrap();

@@ -31,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use crate::cc::{AckSignal, CongestionControl, FlowContext};
 
 /// Bytes of INT header HPCC adds to every data packet in BFC's comparisons (BFC §6.3: "the overhead of the
-/// INT header (80 B per-packet)"); the engine adds it to the wire size of HPCC's data packets. (HPCC's
-/// ns-3 header is 42 B: five 8-byte hops and a hop count.)
+/// INT header (80 B per-packet)"), the default of [`HpccConfig::int_overhead`]. (HPCC's ns-3 header is 42 B:
+/// five 8-byte hops and a hop count.)
 pub const INT_OVERHEAD: Bytes = Bytes(80);
 
 /// HPCC parameters.
@@ -58,6 +58,9 @@ pub struct HpccConfig {
     pub min_rate: Rate,
     /// React to every ACK, not only once per RTT (ns-3 `FAST_REACT 1`, line 35; the paper's Algorithm 1).
     pub fast_react: bool,
+    /// Bytes of INT header on every data packet, which the engine adds to its wire size (BFC §6.3: 80 B;
+    /// HPCC's ns-3 `IntHeader` is 42 B: five 8-byte hops and a 2-byte hop count).
+    pub int_overhead: Bytes,
 }
 
 impl Default for HpccConfig {
@@ -70,6 +73,7 @@ impl Default for HpccConfig {
             base_rtt: None,
             min_rate: Rate::gbps(1),
             fast_react: true,
+            int_overhead: INT_OVERHEAD,
         }
     }
 }

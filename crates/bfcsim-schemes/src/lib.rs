@@ -9,6 +9,7 @@
 //!   and dispatches every algorithm.
 //!   The trait's doc gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`).
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
+//! - [`dctcp_rate`]: DCTCP's control law on a pacing rate, as HPCC's ns-3 runs it for RDMA (`CC_MODE 8`).
 //! - [`bfc`]: Backpressure Flow Control's switch state (Goyal et al., NSDI 2022, §3.3).
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
@@ -20,6 +21,7 @@ pub mod catalog;
 pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_rate;
 pub mod hpcc;
 pub mod rtt_target;
 pub mod transport;

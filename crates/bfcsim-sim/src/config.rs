@@ -68,8 +68,14 @@ pub struct SwitchConfig {
     pub queues_per_port: u32,
     /// Strict-priority classes among the data queues (queues are split evenly; class 0 is served first).
     pub classes: u32,
-    /// ACKs and NACKs ride a strict-priority control queue above the data queues (HPCC's `ACK_HIGH_PRIO`).
+    /// A strict-priority control queue above the data queues carries per-hop frames (PAUSE, RESUME, BFC's
+    /// refresh) and, with `ack_priority`, ACKs, NACKs and CNPs.
     pub control_priority: bool,
+    /// ACKs, NACKs and CNPs ride the control queue. Off, they share their flow's data queue and its buffer
+    /// accounting (PFC included), as in HPCC's ns-3 switches: `SwitchNode::SendToDev` puts an ACK in its
+    /// priority group's queue unless `m_ackHighPrio`, which `third.cc` never sets (its `ACK_HIGH_PRIO` only
+    /// orders the NIC's queues). Needs `control_priority`; not with BFC, whose queue assignment is for data.
+    pub ack_priority: bool,
     /// How queues of one priority level share the port.
     pub scheduler: Scheduler,
     /// DRR quantum; default one full-size data packet.
@@ -100,6 +106,7 @@ impl Default for SwitchConfig {
             queues_per_port: 1,
             classes: 1,
             control_priority: true,
+            ack_priority: true,
             scheduler: Scheduler::Drr,
             quantum: None,
             processing_delay: Time::ZERO,
@@ -254,6 +261,12 @@ impl FlowControl {
                 self.name()
             ));
         }
+        if matches!(self, FlowControl::Bfc(_)) && !switch.ack_priority {
+            return Err(
+                "flow_control.kind = \"bfc\" assigns queues to data packets: leave switch.ack_priority = true"
+                    .into(),
+            );
+        }
         match self {
             FlowControl::None => Ok(()),
             FlowControl::Bfc(c) => c.validate(),
@@ -268,5 +281,28 @@ impl FlowControl {
                 c.validate()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acks_in_data_queues_only_without_bfc() {
+        let fifo = SwitchConfig {
+            ack_priority: false,
+            ..SwitchConfig::default()
+        };
+        assert!(
+            FlowControl::Pfc(PfcConfig::default())
+                .validate(&fifo)
+                .is_ok()
+        );
+        assert!(FlowControl::None.validate(&fifo).is_ok());
+        let e = FlowControl::Bfc(BfcConfig::default())
+            .validate(&fifo)
+            .unwrap_err();
+        assert!(e.contains("switch.ack_priority"), "{e}");
     }
 }

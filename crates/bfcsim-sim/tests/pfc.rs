@@ -156,3 +156,33 @@ fn hpcc_ideal_retx_drops_under_incast_and_delivers_every_flow() {
     assert_eq!(c.timeouts, 0);
     assert!(sim.pfc_records().is_none());
 }
+
+/// HPCC ns-3's switches queue ACKs with data (`switch.ack_priority = false`): a flow 0 -> 1 whose ACKs cross the
+/// port into host 0, congested by a 16 -> 1 incast, finishes only when its last ACK has waited in that queue;
+/// with the control queue it does not wait. The ACKs are admitted and released by PFC's ingress accounting like
+/// data, which ends the run empty with no drop.
+#[test]
+fn acks_share_the_data_queue_and_its_pfc_accounting_without_ack_priority() {
+    let mut flows: Vec<_> = (2..=17).map(|s| flow(s, 0, 500_000, Time::ZERO)).collect();
+    flows.push(flow(0, 1, 200_000, Time::from_us(20)));
+    let mut p = with_pfc(params(no_cc()));
+    p.switch.buffer = Bytes(2_000_000);
+    let prio = run_all(star(18), &flows, p.clone());
+    p.switch.ack_priority = false;
+    let fifo = run_all(star(18), &flows, p);
+    let (t_prio, t_fifo) = (fct(&prio, 16), fct(&fifo, 16));
+    let s = 0;
+    let pfc = fifo.switch_pfc(s).unwrap();
+    println!(
+        "flow 0 -> 1 with its ACKs behind a 16 -> 1 incast: FCT {t_prio} with ACK priority, {t_fifo} with ACKs \
+         in the data queue ({} PAUSE frames)",
+        fifo.hop_stats().pause_frames
+    );
+    assert_eq!(drops(&fifo), 0);
+    assert_eq!((pfc.total(), pfc.shared_used()), (0, 0));
+    assert_eq!(fifo.switch_mmu(s).total(), 0);
+    assert!(
+        t_fifo.0 > t_prio.0 + 10_000_000,
+        "the last ACK waits behind the incast: {t_fifo} vs {t_prio}"
+    );
+}

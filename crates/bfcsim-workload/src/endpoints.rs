@@ -5,6 +5,8 @@
 //! * [`Endpoints::local`]: spatially local traffic. The source is uniform; with probability `p_local` the
 //!   destination is uniform among the other hosts of the source's rack, otherwise uniform among the hosts of the
 //!   other racks. If the chosen side is empty (a rack of one host, or a single rack) the other side is used.
+//! * [`Endpoints::between`]: the source uniform over a subset of the hosts, the destination uniform over another
+//!   subset, less the source (many-to-one cross traffic, as BFC §2.1's shared link).
 //!
 //! Every choice is an index drawn with `random_range`, with no rejection loop, so a given RNG state always yields
 //! the same pair.
@@ -19,6 +21,16 @@ use rand::RngExt;
 pub struct Endpoints {
     hosts: Vec<NodeId>,
     local: Option<Local>,
+    between: Option<Between>,
+}
+
+#[derive(Clone, Debug)]
+struct Between {
+    /// Indices into `hosts` of the possible sources and destinations.
+    sources: Vec<usize>,
+    destinations: Vec<usize>,
+    /// For each host index, its position among `destinations`.
+    dst_slot: Vec<Option<usize>>,
 }
 
 #[derive(Clone, Debug)]
@@ -39,6 +51,50 @@ impl Endpoints {
         Ok(Endpoints {
             hosts: hosts.to_vec(),
             local: None,
+            between: None,
+        })
+    }
+
+    /// Sources uniform among `sources`, destinations uniform among `destinations` less the source (both
+    /// indices into `hosts`, without duplicates); every source needs a destination other than itself.
+    pub fn between(
+        hosts: &[NodeId],
+        sources: &[usize],
+        destinations: &[usize],
+    ) -> Result<Endpoints, String> {
+        check_hosts(hosts)?;
+        for (what, list) in [("sources", sources), ("destinations", destinations)] {
+            let mut seen = BTreeSet::new();
+            if let Some(bad) = list.iter().find(|&&i| i >= hosts.len() || !seen.insert(i)) {
+                return Err(format!(
+                    "{what}: host index {bad} is listed twice or is not below the {} hosts",
+                    hosts.len()
+                ));
+            }
+        }
+        if sources.is_empty() {
+            return Err("sources: no host listed".into());
+        }
+        let mut dst_slot = vec![None; hosts.len()];
+        for (k, &d) in destinations.iter().enumerate() {
+            dst_slot[d] = Some(k);
+        }
+        if let Some(s) = sources
+            .iter()
+            .find(|&&s| destinations.len() <= usize::from(dst_slot[s].is_some()))
+        {
+            return Err(format!(
+                "destinations: none for source host index {s} but itself"
+            ));
+        }
+        Ok(Endpoints {
+            hosts: hosts.to_vec(),
+            local: None,
+            between: Some(Between {
+                sources: sources.to_vec(),
+                destinations: destinations.to_vec(),
+                dst_slot,
+            }),
         })
     }
 
@@ -81,6 +137,7 @@ impl Endpoints {
                 rack_range,
                 slot,
             }),
+            between: None,
         })
     }
 
@@ -91,6 +148,16 @@ impl Endpoints {
 
     /// Draws (source, destination), distinct hosts.
     pub fn pick<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> (NodeId, NodeId) {
+        if let Some(b) = &self.between {
+            let src = b.sources[rng.random_range(0..b.sources.len())];
+            let dst = match b.dst_slot[src] {
+                Some(own) => {
+                    b.destinations[skip(rng.random_range(0..b.destinations.len() - 1), own)]
+                }
+                None => b.destinations[rng.random_range(0..b.destinations.len())],
+            };
+            return (self.hosts[src], self.hosts[dst]);
+        }
         let n = self.hosts.len();
         let src = rng.random_range(0..n);
         let dst = match &self.local {
@@ -218,6 +285,37 @@ mod tests {
             let (s, d) = e.pick(&mut rng);
             s != d
         }));
+    }
+
+    #[test]
+    fn between_subsets() {
+        let e = Endpoints::between(&ids(5), &[0, 1, 2], &[2, 4]).unwrap();
+        let mut rng = stream(4, Stream::Workload(0));
+        let mut counts = [[0u32; 5]; 5];
+        for _ in 0..60_000 {
+            let (s, d) = e.pick(&mut rng);
+            counts[s.idx()][d.idx()] += 1;
+        }
+        // Sources 0 and 1 split between 2 and 4; source 2 always sends to 4.
+        for (s, d, share) in [
+            (0, 2, 0.5),
+            (0, 4, 0.5),
+            (1, 2, 0.5),
+            (1, 4, 0.5),
+            (2, 4, 1.0),
+        ] {
+            let expected = 20_000.0 * share;
+            assert!(
+                (counts[s][d] as f64 / expected - 1.0).abs() < 0.05,
+                "{s}->{d}: {}",
+                counts[s][d]
+            );
+        }
+        assert_eq!(counts.iter().flatten().sum::<u32>(), 60_000);
+        assert!(Endpoints::between(&ids(3), &[0], &[0]).is_err());
+        assert!(Endpoints::between(&ids(3), &[0, 0], &[1]).is_err());
+        assert!(Endpoints::between(&ids(3), &[0], &[3]).is_err());
+        assert!(Endpoints::between(&ids(3), &[], &[1]).is_err());
     }
 
     #[test]

@@ -206,11 +206,7 @@ pub fn generate(
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
     let invalid = WorkloadError::Invalid;
     let plan = plan(spec, cdf, basis)?;
-    let endpoints = match spec.locality {
-        None => Endpoints::uniform(hosts.ids),
-        Some(p) => Endpoints::local(hosts.ids, hosts.racks, p),
-    }
-    .map_err(invalid)?;
+    let endpoints = endpoints(spec, hosts.ids, hosts.racks)?;
     let groups = spec
         .group
         .iter()
@@ -428,6 +424,67 @@ impl GroupPlan<'_> {
     }
 }
 
+/// The background's endpoint chooser: `sources`/`destinations` subsets, rack locality, or uniform.
+fn endpoints(
+    spec: &WorkloadSpec,
+    hosts: &[NodeId],
+    racks: &[u32],
+) -> Result<Endpoints, WorkloadError> {
+    let all = || (0..hosts.len()).collect::<Vec<usize>>();
+    let indices = |list: &Option<Vec<u32>>| {
+        list.as_ref()
+            .map_or_else(all, |l| l.iter().map(|&i| i as usize).collect())
+    };
+    match (
+        spec.locality,
+        spec.sources.is_some() || spec.destinations.is_some(),
+    ) {
+        (Some(_), true) => {
+            Err("give either `locality` or `sources`/`destinations`, not both".into())
+        }
+        (Some(p), false) => Endpoints::local(hosts, racks, p),
+        (None, true) => {
+            Endpoints::between(hosts, &indices(&spec.sources), &indices(&spec.destinations))
+        }
+        (None, false) => Endpoints::uniform(hosts),
+    }
+    .map_err(WorkloadError::Invalid)
+}
+
+/// The long-lived flows of `spec` (`[[workload.long_lived]]`), in the order given; host indices refer to
+/// `hosts`.
+pub fn long_lived(spec: &WorkloadSpec, hosts: &[NodeId]) -> Result<Vec<FlowSpec>, WorkloadError> {
+    spec.long_lived
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let host = |h: u32| {
+                hosts.get(h as usize).copied().ok_or_else(|| {
+                    WorkloadError::Invalid(format!(
+                        "long_lived {i}: host index {h} is not below the {} hosts",
+                        hosts.len()
+                    ))
+                })
+            };
+            let (src, dst) = (host(l.src)?, host(l.dst)?);
+            if src == dst || l.size.0 == 0 {
+                return Err(WorkloadError::Invalid(format!(
+                    "long_lived {i}: needs two different hosts and a positive size"
+                )));
+            }
+            Ok(FlowSpec {
+                src,
+                dst,
+                size: l.size,
+                start: l.start,
+                class: l.class.unwrap_or(spec.class),
+                incast: false,
+                group: None,
+            })
+        })
+        .collect()
+}
+
 /// One incast event at `t`: a uniform destination and `degree` distinct uniform sources among the other hosts.
 fn incast_event<R: rand::Rng + ?Sized>(
     flows: &mut Vec<FlowSpec>,
@@ -497,9 +554,12 @@ mod tests {
             load_on: "core".into(),
             duration,
             locality: None,
+            sources: None,
+            destinations: None,
             class: 0,
             incast: vec![],
             group: vec![],
+            long_lived: vec![],
         }
     }
 
@@ -894,5 +954,54 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("give `cdf`"), "{e}");
+    }
+
+    #[test]
+    fn subsets_and_long_lived_flows() {
+        let mut w = spec(0.5, ArrivalKind::Poisson, Time::from_ms(1));
+        w.sources = Some(vec![0, 1, 2]);
+        w.destinations = Some(vec![3]);
+        let cdf = builtin("google")
+            .unwrap()
+            .load(Interpolation::Linear)
+            .unwrap();
+        let ids = hosts(5);
+        let flows = generate(&w, Some(&cdf), &on(&ids), Some(&BASIS), 1).unwrap();
+        assert!(!flows.is_empty());
+        assert!(flows.iter().all(|f| f.src.0 < 3 && f.dst == NodeId(3)));
+        w.locality = Some(0.5);
+        let racked = HostSet {
+            ids: &ids,
+            racks: &[0; 5],
+            link_bps: &[],
+        };
+        assert!(generate(&w, Some(&cdf), &racked, Some(&BASIS), 1).is_err());
+
+        w.long_lived = toml::from_str::<toml::Table>(
+            "[[l]]\nsrc = 4\ndst = 3\n[[l]]\nsrc = 0\ndst = 3\nstart = \"1ms\"\nsize = \"1GB\"\nclass = 2",
+        )
+        .unwrap()["l"]
+            .clone()
+            .try_into()
+            .unwrap();
+        let long = long_lived(&w, &hosts(5)).unwrap();
+        assert_eq!(long.len(), 2);
+        assert_eq!(
+            (long[0].src, long[0].dst, long[0].size, long[0].start),
+            (
+                NodeId(4),
+                NodeId(3),
+                Bytes(1_000_000_000_000_000),
+                Time::ZERO
+            )
+        );
+        assert_eq!(
+            (long[1].size, long[1].start, long[1].class),
+            (Bytes(1_000_000_000), Time::from_ms(1), 2)
+        );
+        w.long_lived[0].dst = 4;
+        assert!(long_lived(&w, &hosts(5)).is_err());
+        w.long_lived[0].dst = 9;
+        assert!(long_lived(&w, &hosts(5)).is_err());
     }
 }

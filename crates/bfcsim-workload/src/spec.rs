@@ -10,6 +10,8 @@
 //! load_on = "core"          # resolved by the caller into a `LoadBasis`
 //! duration = "5ms"          # flows start in [0, duration)
 //! locality = 0.0            # optional: fraction of rack-local destinations; absent = uniform all-to-all
+//! sources = [0, 1, 2]       # optional: background sources among these host indices (default: all)
+//! destinations = [3]        # optional: background destinations among these host indices (default: all)
 //! class = 0
 //! [[workload.incast]]
 //! degree = 100              # senders per event
@@ -23,6 +25,10 @@
 //! from = "other-racks"      # senders: "any" (default), "other-racks" or "same-rack" (relative to `to`)
 //! load = 0.03               # Poisson arrivals offering 3% of the destination's host link ...
 //! # count = 64              # ... or that many flows, all starting at `start` (default 0)
+//! [[workload.long_lived]]   # a flow active for the whole run, whose throughput the summary reports
+//! src = 0                   # host indices
+//! dst = 3
+//! start = "0us"             # default 0
 //! ```
 //!
 //! The background stream (`cdf`, `load`, `load_on`) is optional: `load` defaults to 0 and `cdf` is needed only
@@ -98,6 +104,13 @@ pub struct WorkloadSpec {
     /// Fraction of rack-local destinations; absent means uniform all-to-all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locality: Option<f64>,
+    /// Background sources are drawn uniformly among these host indices; absent: every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<u32>>,
+    /// Background destinations are drawn uniformly among these host indices (other than the source); absent:
+    /// every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destinations: Option<Vec<u32>>,
     /// Traffic class of the background flows.
     #[serde(default)]
     pub class: u8,
@@ -107,10 +120,39 @@ pub struct WorkloadSpec {
     /// Named groups of flows, each reported apart.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub group: Vec<GroupSpec>,
+    /// Long-lived flows (BFC §2.1's long flow), added to the generated ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub long_lived: Vec<LongLivedSpec>,
 }
 
 fn default_load_on() -> String {
     "core".into()
+}
+
+/// A long-lived flow (`[[workload.long_lived]]`): it sends for the whole run (its size, 10¹⁵ B by default, lasts
+/// 80 000 s at 100 Gb/s), and the summary reports its throughput over the measurement window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongLivedSpec {
+    /// Source host index.
+    pub src: u32,
+    /// Destination host index.
+    pub dst: u32,
+    /// When it starts.
+    #[serde(default)]
+    pub start: Time,
+    /// Payload bytes.
+    #[serde(default = "LongLivedSpec::default_size")]
+    pub size: Bytes,
+    /// Traffic class (default: the workload's `class`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+}
+
+impl LongLivedSpec {
+    fn default_size() -> Bytes {
+        Bytes(1_000_000_000_000_000)
+    }
 }
 
 /// One incast generator (`[[workload.incast]]`).

@@ -302,6 +302,9 @@ pub struct MetricsConfig {
     pub clamp_slowdown: bool,
     /// How BFC's Tofino2 hardware budget is sized (field widths, recirculated header, 12% budget).
     pub budget: BudgetConfig,
+    /// Start of the measurement window of long-lived flows' throughput and of the queuing-delay percentiles
+    /// (simulated time; both run to the end of the run).
+    pub warmup: Time,
 }
 
 impl Default for MetricsConfig {
@@ -311,6 +314,7 @@ impl Default for MetricsConfig {
             buckets: BucketScheme::BfcGoogle,
             clamp_slowdown: false,
             budget: BudgetConfig::default(),
+            warmup: Time::ZERO,
         }
     }
 }

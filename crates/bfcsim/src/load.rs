@@ -24,13 +24,30 @@ fn crossings_to(topo: &Topology, routes: &Routes, in_set: &[bool], dst: u32) -> 
     e
 }
 
-/// The load basis of `set`: capacity of its directed links, expected crossings of a background flow (uniform
-/// all-to-all, or rack-local with probability `locality`) and of an incast flow (uniform).
+/// Where background flows go: what `bfcsim_workload::Endpoints` draws from.
+#[derive(Clone, Copy, Debug)]
+pub enum Pattern<'a> {
+    /// Uniform all-to-all, or rack-local with probability `locality`.
+    AllToAll {
+        /// Fraction of rack-local destinations.
+        locality: Option<f64>,
+    },
+    /// Source uniform among `sources`, destination uniform among `destinations` less the source (host indices).
+    Between {
+        /// Possible sources.
+        sources: &'a [usize],
+        /// Possible destinations.
+        destinations: &'a [usize],
+    },
+}
+
+/// The load basis of `set`: capacity of its directed links, expected crossings of a background flow (drawn as
+/// `pattern` says) and of an incast flow (uniform).
 pub fn load_basis(
     topo: &Topology,
     routes: &Routes,
     set: &LinkSet,
-    locality: Option<f64>,
+    pattern: Pattern,
 ) -> Result<LoadBasis, String> {
     let ports = topo.ports_in_set(set);
     if ports.is_empty() {
@@ -49,6 +66,9 @@ pub fn load_basis(
     let hosts = &topo.hosts;
     let racks = topo.racks();
     let (mut all, mut local, mut remote) = ((0.0, 0u64), (0.0, 0u64), (0.0, 0u64));
+    // Per source: the sum and count of its crossings to the destinations `Pattern::Between` allows.
+    let mut per_source = vec![(0.0, 0u64); hosts.len()];
+    let allowed = |list: &[usize], i: usize| list.contains(&i);
     for d in 0..hosts.len() as u32 {
         let e = crossings_to(topo, routes, &in_set, d);
         for (s, &h) in hosts.iter().enumerate() {
@@ -62,13 +82,22 @@ pub fn load_basis(
             } else {
                 remote = (remote.0 + x, remote.1 + 1);
             }
+            if let Pattern::Between { destinations, .. } = pattern {
+                if allowed(destinations, d as usize) {
+                    per_source[s] = (per_source[s].0 + x, per_source[s].1 + 1);
+                }
+            }
         }
     }
     let mean = |(sum, n): (f64, u64)| if n == 0 { 0.0 } else { sum / n as f64 };
     let uniform = mean(all);
-    let background = match locality {
-        None => uniform,
-        Some(p) => p * mean(local) + (1.0 - p) * mean(remote),
+    let background = match pattern {
+        Pattern::AllToAll { locality: None } => uniform,
+        Pattern::AllToAll { locality: Some(p) } => p * mean(local) + (1.0 - p) * mean(remote),
+        // The source is uniform, then the destination uniform among its allowed ones.
+        Pattern::Between { sources, .. } => {
+            sources.iter().map(|&s| mean(per_source[s])).sum::<f64>() / sources.len().max(1) as f64
+        }
     };
     if background <= 0.0 {
         return Err(format!(
@@ -91,13 +120,28 @@ mod tests {
     fn clos128_core_crossings() {
         let t = LeafSpine::default().build().unwrap();
         let r = Routes::new(&t).unwrap();
-        let b = load_basis(&t, &r, &LinkSet::Core, None).unwrap();
+        let all = Pattern::AllToAll { locality: None };
+        let b = load_basis(&t, &r, &LinkSet::Core, all).unwrap();
         assert_eq!(b.capacity_bps, 128.0 * 100e9);
         // A uniform pair crosses racks with probability 112/127, and then two core links.
         assert!((b.background_crossings - 2.0 * 112.0 / 127.0).abs() < 1e-12);
-        let h = load_basis(&t, &r, &LinkSet::Host, None).unwrap();
+        let h = load_basis(&t, &r, &LinkSet::Host, all).unwrap();
         assert!((h.background_crossings - 2.0).abs() < 1e-12);
-        let local = load_basis(&t, &r, &LinkSet::Core, Some(1.0)).unwrap_err();
+        let local = Pattern::AllToAll {
+            locality: Some(1.0),
+        };
+        let local = load_basis(&t, &r, &LinkSet::Core, local).unwrap_err();
         assert!(local.contains("never cross"));
+        // Hosts 0..15 (rack 0) and 16 (rack 1) to host 17 (rack 1): 15 of 16 sources cross two core links.
+        let (sources, destinations): (Vec<usize>, _) = ((0..17).collect(), [17]);
+        let between = Pattern::Between {
+            sources: &sources,
+            destinations: &destinations,
+        };
+        let b = load_basis(&t, &r, &LinkSet::Core, between).unwrap();
+        assert!((b.background_crossings - 2.0 * 16.0 / 17.0).abs() < 1e-12);
+        let into = load_basis(&t, &r, &LinkSet::ToHost(17), between).unwrap();
+        assert_eq!(into.capacity_bps, 100e9);
+        assert!((into.background_crossings - 1.0).abs() < 1e-12);
     }
 }

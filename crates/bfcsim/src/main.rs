@@ -1,4 +1,4 @@
-//! The `bfcsim` command line: `run`, `replay`, `bench` and `schemes`.
+//! The `bfcsim` command line: `run`, `replay`, `compare`, `bench` and `schemes`.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,11 @@ enum Command {
         /// Output directory (default `out/<name>`).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// After the run, compare its `fct.txt` with this HPCC-format `fct.txt` of the same flows (as `compare`).
+        #[arg(long, value_name = "REFERENCE_FCT")]
+        compare: Option<PathBuf>,
+        #[command(flatten)]
+        compare_options: CompareOptions,
     },
     /// Replay HPCC ns-3 inputs (`topology.txt`, `flow.txt`) under a scheme, with CLOS-128's switch defaults.
     Replay {
@@ -61,6 +66,23 @@ enum Command {
         /// Output directory.
         #[arg(long)]
         out: PathBuf,
+        /// After the run, compare its `fct.txt` with this HPCC-format `fct.txt` of the same flows (as `compare`).
+        #[arg(long, value_name = "REFERENCE_FCT")]
+        compare: Option<PathBuf>,
+        #[command(flatten)]
+        compare_options: CompareOptions,
+    },
+    /// Compare two HPCC-format `fct.txt` files of the same flows (e.g. HPCC's ns-3 and a replay): p50 and p99
+    /// slowdown per size bucket side by side, and how many buckets agree within the tolerance.
+    Compare {
+        /// The reference `fct.txt` (its standalone FCTs divide both sides).
+        #[arg(long)]
+        reference: PathBuf,
+        /// Our `fct.txt`.
+        #[arg(long)]
+        ours: PathBuf,
+        #[command(flatten)]
+        options: CompareOptions,
     },
     /// Measure simulator speed on the reference scenarios (events/s, packet-hops/s, wall time, peak memory).
     Bench {
@@ -73,6 +95,21 @@ enum Command {
     },
     /// List every scheme with its parameters and defaults.
     Schemes,
+}
+
+/// How `compare` (and `--compare`) groups and judges flows.
+#[derive(clap::Args)]
+struct CompareOptions {
+    /// Size buckets, one table each: `equal_count:N` (HPCC's equal-count groups), `bfc_google`, `bfc_hadoop`
+    /// or `edges:10KB,100KB,1MB`.
+    #[arg(long = "buckets", default_values_t = ["equal_count:10".to_string(), "bfc_google".to_string()])]
+    buckets: Vec<String>,
+    /// Allowed relative difference of a bucket's percentile.
+    #[arg(long, default_value_t = 0.25)]
+    tolerance: f64,
+    /// Matched flows' start times may differ by this many ns (ns-3 truncates `flow.txt`'s seconds).
+    #[arg(long, default_value_t = 1)]
+    start_tolerance_ns: u64,
 }
 
 fn main() -> ExitCode {
@@ -92,6 +129,8 @@ fn real_main() -> Result<ExitCode, String> {
             set,
             seed,
             out,
+            compare,
+            compare_options,
         } => {
             let mut config = load_experiment(&experiment, &set).map_err(|e| e.to_string())?;
             if let Some(seed) = seed {
@@ -100,7 +139,9 @@ fn real_main() -> Result<ExitCode, String> {
             let base = experiment.parent().unwrap_or(Path::new(".")).to_path_buf();
             let out = out.unwrap_or_else(|| Path::new("out").join(&config.name));
             // Problems found while building the fabric or the workload belong to the experiment file.
-            execute(&config, &base, &out).map_err(|e| format!("{}: {e}", experiment.display()))
+            let code = execute(&config, &base, &out)
+                .map_err(|e| format!("{}: {e}", experiment.display()))?;
+            compare_after(code, compare.as_deref(), &out, &compare_options)
         }
         Command::Replay {
             topology,
@@ -109,13 +150,21 @@ fn real_main() -> Result<ExitCode, String> {
             set,
             seed,
             out,
+            compare,
+            compare_options,
         } => {
             let mut config = bfcsim::experiment::replay_config(&scheme, &set)?;
             config.seed = seed;
             config.topology = TopologyConfig::Hpcc(HpccTopology { file: topology });
             config.flows = Some(FlowsConfig { file: flows });
-            execute(&config, Path::new("."), &out)
+            let code = execute(&config, Path::new("."), &out)?;
+            compare_after(code, compare.as_deref(), &out, &compare_options)
         }
+        Command::Compare {
+            reference,
+            ours,
+            options,
+        } => compare_files(&reference, &ours, &options).map(|()| ExitCode::SUCCESS),
         Command::Bench { duration, scaling } => {
             bfcsim::bench::run(&duration, scaling).map(|()| ExitCode::SUCCESS)
         }
@@ -124,6 +173,63 @@ fn real_main() -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Runs `compare` on a finished run's `fct.txt` when the user asked for it.
+fn compare_after(
+    code: ExitCode,
+    reference: Option<&Path>,
+    out: &Path,
+    options: &CompareOptions,
+) -> Result<ExitCode, String> {
+    if let Some(reference) = reference {
+        compare_files(reference, &out.join("fct.txt"), options)?;
+    }
+    Ok(code)
+}
+
+/// Prints one side-by-side table per bucket scheme of `options`.
+fn compare_files(reference: &Path, ours: &Path, options: &CompareOptions) -> Result<(), String> {
+    use bfcsim_metrics::compare::{compare, parse_hpcc_fct};
+    if !(options.tolerance > 0.0 && options.tolerance.is_finite()) {
+        return Err(format!(
+            "--tolerance {} must be positive",
+            options.tolerance
+        ));
+    }
+    let read = |path: &Path| {
+        bfcsim_core::input::read_to_string(path)
+            .and_then(|text| parse_hpcc_fct(path, &text))
+            .map_err(|e| e.to_string())
+    };
+    let (theirs, mine) = (read(reference)?, read(ours)?);
+    println!(
+        "reference: {} ({} flows); ours: {} ({} flows)",
+        reference.display(),
+        theirs.len(),
+        ours.display(),
+        mine.len()
+    );
+    for spec in &options.buckets {
+        let scheme: bfcsim_metrics::BucketScheme =
+            spec.parse().map_err(|e| format!("--buckets: {e}"))?;
+        let c = compare(
+            &theirs,
+            &mine,
+            &scheme,
+            options.tolerance,
+            options.start_tolerance_ns,
+        )
+        .ok_or_else(|| {
+            format!(
+                "no flow of {} matches one of {} by (source, destination, size, start)",
+                ours.display(),
+                reference.display()
+            )
+        })?;
+        println!("\nbuckets {spec}:\n{}", c.render("reference", "ours"));
+    }
+    Ok(())
 }
 
 fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCode, String> {

@@ -39,6 +39,11 @@ pub const PRESETS: &[Preset] = &[
         config: "[cc]\nname = \"dctcp\"\n[flow_control]\nkind = \"pfc\"\n",
     },
     Preset {
+        name: "dctcp-rate",
+        summary: "rate-based DCTCP over PFC, as HPCC's ns-3 runs DCTCP (rdma-hw.cc CC_MODE 8), ECN at 100/400 KB",
+        config: "[cc]\nname = \"dctcp-rate\"\n[flow_control]\nkind = \"pfc\"\n",
+    },
+    Preset {
         name: "dcqcn",
         summary: "DCQCN (Zhu et al. 2015) over PFC, HPCC ns-3's DCQCN profile, ECN at 100/400 KB (BFC §6.2.1)",
         config: "[cc]\nname = \"dcqcn\"\n[flow_control]\nkind = \"pfc\"\n",

@@ -7,19 +7,19 @@ use std::time::Instant;
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
-    Hop, Ideal, LinkUsage, LinkUtilization, PathProfile, PeakRate, QueuePausedReport, Summary,
-    SummaryConfig, SwitchUsage, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc,
+    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, PathProfile, PeakRate, QueuePausedReport,
+    Summary, SummaryConfig, SwitchUsage, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc,
     write_summary_json,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
-use bfcsim_workload::{HostSet, generate, load_flow_file, plan};
+use bfcsim_workload::{HostSet, generate, load_flow_file, long_lived, plan};
 use serde::Serialize;
 
 use crate::experiment::ExperimentConfig;
-use crate::load::load_basis;
+use crate::load::{Pattern, load_basis};
 
 /// The fabric and the flows of an experiment, before simulation.
 pub struct Prepared {
@@ -27,6 +27,8 @@ pub struct Prepared {
     pub topology: Topology,
     /// Flows sorted by start time.
     pub flows: Vec<FlowSpec>,
+    /// The long-lived flows among them (`[[workload.long_lived]]`), whose throughput is reported.
+    pub long_lived: Vec<FlowId>,
     /// Offered-load information for `run.json` (background rate, incast periods), when synthetic.
     pub plan: Option<String>,
 }
@@ -42,6 +44,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         return Ok(Prepared {
             topology,
             flows: file.flows,
+            long_lived: Vec::new(),
             plan: None,
         });
     }
@@ -50,9 +53,34 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         .as_ref()
         .expect("validated: a workload or a flow file");
     let set = LinkSet::parse(&spec.load_on).map_err(|e| format!("workload.load_on: {e}"))?;
+    let hosts = topology.hosts.len();
+    let indices = |list: &Option<Vec<u32>>, what: &str| match list {
+        None => Ok((0..hosts).collect()),
+        Some(l) => l
+            .iter()
+            .map(|&i| match i as usize {
+                i if i < hosts => Ok(i),
+                _ => Err(format!(
+                    "workload.{what}: host index {i} is not below the {hosts} hosts"
+                )),
+            })
+            .collect::<Result<Vec<usize>, String>>(),
+    };
+    let sources = indices(&spec.sources, "sources")?;
+    let destinations = indices(&spec.destinations, "destinations")?;
+    let pattern = if spec.sources.is_some() || spec.destinations.is_some() {
+        Pattern::Between {
+            sources: &sources,
+            destinations: &destinations,
+        }
+    } else {
+        Pattern::AllToAll {
+            locality: spec.locality,
+        }
+    };
     let basis = if spec.needs_load_basis() {
         let routes = Routes::new(&topology)?;
-        Some(load_basis(&topology, &routes, &set, spec.locality)?)
+        Some(load_basis(&topology, &routes, &set, pattern)?)
     } else {
         None
     };
@@ -91,10 +119,27 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         let n = flows.iter().filter(|f| f.group == Some(i as u16)).count();
         offered.push(format!("group `{}`: {n} flows", g.name));
     }
+    // Long-lived flows join the generated ones; a stable sort keeps generation order among equal starts.
+    let long = long_lived(spec, &topology.hosts).map_err(|e| e.to_string())?;
+    if !long.is_empty() {
+        offered.push(format!("{} long-lived flows", long.len()));
+    }
+    let mut tagged: Vec<(FlowSpec, bool)> = flows
+        .into_iter()
+        .map(|f| (f, false))
+        .chain(long.into_iter().map(|f| (f, true)))
+        .collect();
+    tagged.sort_by_key(|(f, _)| f.start);
+    let long_lived = (0..tagged.len())
+        .filter(|&i| tagged[i].1)
+        .map(FlowId::from_idx)
+        .collect();
+    let flows = tagged.into_iter().map(|(f, _)| f).collect();
     let plan = offered.join(", ");
     Ok(Prepared {
         topology,
         flows,
+        long_lived,
         plan: Some(plan),
     })
 }
@@ -139,7 +184,10 @@ pub fn simulate(
         seed: config.seed,
     };
     let Prepared {
-        topology, flows, ..
+        topology,
+        flows,
+        long_lived,
+        ..
     } = prepared;
     let racks = topology.racks();
     let first = flows.first().map_or(Time::ZERO, |f| f.start);
@@ -159,10 +207,27 @@ pub fn simulate(
         .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
         .collect();
     let started = Instant::now();
+    let warmup = config.metrics.warmup;
+    // Acknowledged bytes of each long-lived flow when the measurement window opens.
+    let mut at_warmup: Option<(Time, Vec<u64>)> = None;
+    let open_window = |sim: &mut Sim| {
+        sim.reset_queuing_delay();
+        let acked = long_lived.iter().map(|&id| sim.flow_acked(id)).collect();
+        Some((sim.now(), acked))
+    };
+    if warmup <= sim.now() {
+        at_warmup = open_window(&mut sim);
+    }
     let mut t = first;
     loop {
         t = (t + interval).min(limit);
+        if at_warmup.is_none() && warmup < t {
+            t = warmup; // a slice ends exactly where the window opens
+        }
         let more = sim.run_until(t);
+        if at_warmup.is_none() && sim.now() >= warmup {
+            at_warmup = open_window(&mut sim);
+        }
         for (s, peak) in recirculation_peaks.iter_mut().enumerate() {
             occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
             peak.sample(recirculations(&sim, s), t.secs_f64());
@@ -236,6 +301,27 @@ pub fn simulate(
     }
     summary.links = links.report();
     summary.queuing_delay = Some(DelayReport::from_ps(sim.queuing_delay()));
+    if sim.single_packet_delay().count() > 0 {
+        summary.single_packet_delay = Some(DelayReport::from_ps(sim.single_packet_delay()));
+    }
+    if let Some((opened, acked)) = &at_warmup {
+        summary.long_lived = long_lived
+            .iter()
+            .zip(acked)
+            .map(|(&id, &acked_start)| {
+                let (spec, _, _, finish) = sim.flow(id);
+                let start = (*opened).max(spec.start);
+                let stop = finish.unwrap_or(end).min(end);
+                let (link, _) = sim.port_link(topo.nodes[spec.src.idx()].ports[0]);
+                LongFlowReport::new(
+                    (spec.src, spec.dst),
+                    (start, acked_start),
+                    (stop, sim.flow_acked(id)),
+                    link,
+                )
+            })
+            .collect();
+    }
     summary.timeouts = sim.counters().timeouts;
     if config.flow_control != FlowControl::None {
         let mut report = flow_control_report(&sim, config.flow_control.name(), duration);

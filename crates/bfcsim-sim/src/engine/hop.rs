@@ -730,8 +730,21 @@ impl Sim {
         self.switches[s].bfc.as_ref()
     }
 
-    /// Time each data packet waited in each switch egress queue (ps).
+    /// Time each data packet waited in each switch egress queue (ps), since the start or the last
+    /// [`Sim::reset_queuing_delay`].
     pub fn queuing_delay(&self) -> &LogHistogram {
         &self.queuing_delay
+    }
+
+    /// Time the packets of one-packet flows waited in each switch egress queue (ps), as
+    /// [`Sim::queuing_delay`].
+    pub fn single_packet_delay(&self) -> &LogHistogram {
+        &self.single_packet_delay
+    }
+
+    /// Starts both queuing-delay histograms afresh (the end of a measurement warm-up).
+    pub fn reset_queuing_delay(&mut self) {
+        self.queuing_delay = LogHistogram::new();
+        self.single_packet_delay = LogHistogram::new();
     }
 }

@@ -271,6 +271,8 @@ pub struct Sim {
     hop: hop::HopState,
     /// Time each data packet waited in each switch egress queue, in picoseconds.
     queuing_delay: LogHistogram,
+    /// The same for the packets of one-packet flows (BFC §2.1, Table 1's "single packet" delay).
+    single_packet_delay: LogHistogram,
     /// PFC's run-wide state, when PFC runs.
     pfc: Option<Box<pfc::PfcState>>,
     /// Rate-based CC's run-wide state: which of its mechanisms run, the INT side slab, the CC timers.
@@ -487,6 +489,7 @@ impl Sim {
             queues_per_class: per_class as u64,
             hop: hop::HopState::new(params_seed),
             queuing_delay: LogHistogram::new(),
+            single_packet_delay: LogHistogram::new(),
             pfc: None,
             rate: rate::RateState::default(),
             topo,
@@ -720,7 +723,10 @@ impl Sim {
         let Owner::Switch(out_sp) = self.wires[egress.idx()].owner else {
             unreachable!("switch ports are owned by switches")
         };
-        let control = p.kind.is_control() && self.params.switch.control_priority;
+        let sc = &self.params.switch;
+        let control = p.kind.is_control()
+            && sc.control_priority
+            && (sc.ack_priority || p.kind.is_hop_local());
         let (queue, bfc) = if control {
             (0, None)
         } else if self.switches[s].bfc.is_some() {
@@ -781,17 +787,29 @@ impl Sim {
             .mmu
             .release(out.local as usize, queue, size as u64);
         let p = self.packets.get_mut(pkt);
-        if p.kind == PacketKind::Data {
-            self.queuing_delay.record((self.now - p.queued_at).0);
-            let sw = &self.switches[out.switch as usize];
-            if sw.bfc.is_some() {
+        let data = p.kind == PacketKind::Data;
+        if data {
+            let delay = (self.now - p.queued_at).0;
+            self.queuing_delay.record(delay);
+            // A first packet shorter than a full one is a whole flow; a full one is when the flow is that size.
+            let mss = self.params.nic.payload;
+            if p.seq == 0
+                && (p.payload < mss || self.flows[p.flow.idx()].spec.size.0 == p.payload as u64)
+            {
+                self.single_packet_delay.record(delay);
+            }
+        }
+        let sw = &self.switches[out.switch as usize];
+        if sw.bfc.is_some() {
+            if data {
                 self.bfc_dequeue(sp, pkt, queue);
-            } else if sw.pfc.is_some() {
-                self.pfc_dequeue(sp, pkt);
             }
-            if self.rate.int {
-                self.int_stamp(port, sp, pkt);
-            }
+        } else if sw.pfc.is_some() && queue >= self.data_base {
+            // Everything in a data queue (ACKs too, without `ack_priority`) was admitted at ingress.
+            self.pfc_dequeue(sp, pkt);
+        }
+        if data && self.rate.int {
+            self.int_stamp(port, sp, pkt);
         }
         self.pause_changed(sp);
         let out = &mut self.sw_ports[sp as usize];

@@ -2,7 +2,8 @@
 //! order its module doc gives (HPCC ns-3 `SwitchNode::SendToDev`, `SwitchNotifyDequeue`,
 //! `QbbNetDevice::Receive`), with the frames and the pausing of queues shared with BFC ([`super::hop`]).
 //!
-//! - A data packet arriving at a switch is admitted at ingress by [`PfcIngress`] against the (ingress port,
+//! - A data packet (and an ACK, NACK or CNP when `switch.ack_priority` is off, as in ns-3's switches) arriving
+//!   at a switch is admitted at ingress by [`PfcIngress`] against the (ingress port,
 //!   priority) it came through, which it keeps (`Packet::in_port`) until it leaves the switch; a lossless
 //!   packet then enters the egress MMU without a test ([`Mmu::admit_lossless`]), and one that finds its
 //!   headroom full is dropped as [`DropReason::HeadroomFull`]. The first admission over the threshold sends a
@@ -74,7 +75,7 @@ impl Sim {
         class.min(self.params.switch.classes as u8 - 1)
     }
 
-    /// Admits data packet `p`, which entered switch `s` through `in_sp`, into `queue` of local egress port
+    /// Admits packet `p` (data, or an ACK without `switch.ack_priority`), which entered switch `s` through `in_sp`, into `queue` of local egress port
     /// `out`: steps 2–4 and 6 of [`bfcsim_net::pfc`]'s call order.
     #[inline(never)]
     pub(super) fn pfc_admit(
@@ -105,7 +106,7 @@ impl Sim {
         Ok(())
     }
 
-    /// Data packet `pkt` leaves switch port `sp`: its ingress bytes are released, which may resume its
+    /// Packet `pkt`, admitted by [`Sim::pfc_admit`], leaves switch port `sp`: its ingress bytes are released, which may resume its
     /// ingress.
     #[inline(never)]
     pub(super) fn pfc_dequeue(&mut self, sp: u32, pkt: PacketId) {

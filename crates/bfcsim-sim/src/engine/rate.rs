@@ -1,4 +1,4 @@
-//! Rate-based congestion control in the engine (DCQCN, HPCC): per-flow pacing at the NIC, the controllers'
+//! Rate-based congestion control in the engine (DCQCN, HPCC, rate-based DCTCP): per-flow pacing at the NIC, the controllers'
 //! timers, DCQCN's CNPs, HPCC's INT records, and the switch drop notices of BFC's "HPCC-PFC".
 //!
 //! Everything here is off unless the configured controller needs it, so that window-only schemes (DCTCP,
@@ -20,11 +20,11 @@
 //!   signal, one control packet later on the wire.
 //! - **INT** (HPCC §3.2, [`bfcsim_net::int`]): each switch egress stamps an [`IntHop`] on the data packet at
 //!   dequeue; stacks live in a side slab indexed by [`PacketId`] so that `Packet` does not grow for every
-//!   scheme; the receiver copies the stack into its ACK; data packets carry [`INT_OVERHEAD`] more bytes.
+//!   scheme; the receiver copies the stack into its ACK; data packets carry
+//!   [`bfcsim_schemes::hpcc::HpccConfig::int_overhead`] more bytes (BFC §6.3's 80 B by default).
 //! - **Drop notices** (`switch.drop_notification`): see [`Sender::handle_drop_notice`].
 
 use bfcsim_net::int::IntHop;
-use bfcsim_schemes::hpcc::INT_OVERHEAD;
 
 use super::*;
 
@@ -59,11 +59,12 @@ impl Sim {
                 r.cnp = true;
                 r.cnp_interval = c.cnp_interval;
             }
-            CcConfig::Hpcc(_) => {
+            CcConfig::Hpcc(c) => {
                 r.active = true;
                 r.int = true;
-                r.int_overhead = INT_OVERHEAD.0 as u32;
+                r.int_overhead = c.int_overhead.0 as u32;
             }
+            CcConfig::DctcpRate(_) => r.active = true,
             CcConfig::None(_) | CcConfig::Dctcp(_) | CcConfig::RttTarget(_) => {}
         }
         r.drop_notify = self.params.switch.drop_notification;
