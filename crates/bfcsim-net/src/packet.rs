@@ -48,6 +48,9 @@ impl PacketKind {
 pub struct Packet {
     /// Byte offset (see the type's doc).
     pub seq: u64,
+    /// For data: the flow's payload bytes from this packet's first byte to its end, the header field BFC-SRF's
+    /// senders fill in and its switches schedule by (BFC App. A.2). 0 for everything else.
+    pub remaining: u64,
     /// When the sender emitted the data packet this is, or that triggered this ACK (echoed for RTT samples).
     pub sent_at: Time,
     /// The flow it belongs to.

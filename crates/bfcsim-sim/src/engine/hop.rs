@@ -399,6 +399,7 @@ impl Sim {
         };
         let pkt = self.packets.alloc(Packet {
             seq,
+            remaining: 0,
             sent_at: self.now,
             flow: FlowId(u32::MAX),
             size,

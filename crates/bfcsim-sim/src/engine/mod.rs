@@ -39,7 +39,7 @@ use bfcsim_schemes::dcqcn::CnpGenerator;
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
-use crate::config::{FlowControl, NicConfig, Scheduler, SwitchConfig};
+use crate::config::{FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
 use crate::timers::TimerQueue;
 
 /// Everything a run needs besides the topology and the flows.
@@ -355,6 +355,7 @@ impl Sim {
                     queues: match sw.scheduler {
                         Scheduler::Drr => queues,
                         Scheduler::RoundRobin => queues.with_round_robin(),
+                        Scheduler::Srf => queues.with_srf(),
                     },
                     switch: s,
                     local: local as u32,
@@ -754,7 +755,7 @@ impl Sim {
                 self.packets.get_mut(pkt).ce = true;
             }
         }
-        out.queues.push(queue, pkt, p.size);
+        out.queues.push_ranked(queue, pkt, p.size, p.remaining);
         let pm = self.packets.get_mut(pkt);
         pm.queued_at = self.now;
         if let Some(e) = bfc {
@@ -882,8 +883,29 @@ impl Sim {
         self.kick(port);
     }
 
-    /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet in round
-    /// robin order among ready flows. Returns whether more may wait.
+    /// The next flow host `h`'s NIC considers, taken out of its ready list: the longest waiting under round
+    /// robin; under SRF (BFC App. A.2: "NICs also follow SRF scheduling") the one with the fewest bytes left to
+    /// send, the longest waiting on a tie. A finished flow ranks 0 so that it is dropped from the list at once.
+    #[inline]
+    fn next_ready(&mut self, h: u32) -> Option<FlowId> {
+        let ready = &mut self.hosts[h as usize].ready;
+        if self.params.nic.scheduler == NicScheduler::RoundRobin {
+            return ready.pop_front();
+        }
+        let (flows, active) = (&self.flows, &self.active);
+        let remaining = |id: FlowId| match flows[id.idx()].slot {
+            NO_SLOT => 0,
+            slot => active[slot as usize].sender.remaining(),
+        };
+        let (at, _) = ready
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &id)| remaining(id))?;
+        ready.remove(at)
+    }
+
+    /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet of the ready
+    /// flows in the NIC's order ([`Sim::next_ready`]). Returns whether more may wait.
     fn nic_send(&mut self, h: u32) -> bool {
         let host = &mut self.hosts[h as usize];
         let port = host.port;
@@ -892,7 +914,7 @@ impl Sim {
             self.transmit(port, pkt);
             return more;
         }
-        while let Some(id) = self.hosts[h as usize].ready.pop_front() {
+        while let Some(id) = self.next_ready(h) {
             let info = &self.flows[id.idx()];
             if info.slot == NO_SLOT {
                 continue; // finished while queued
@@ -924,6 +946,7 @@ impl Sim {
             let size = len + nic.header + self.rate.int_overhead;
             let pkt = self.packets.alloc(Packet {
                 seq,
+                remaining: info.spec.size.0 - seq,
                 sent_at: self.now,
                 flow: id,
                 size,
@@ -1061,6 +1084,7 @@ impl Sim {
         let size = self.params.nic.ack_size;
         let reply = self.packets.alloc(Packet {
             seq,
+            remaining: 0,
             sent_at: data.sent_at,
             flow: data.flow,
             size,
