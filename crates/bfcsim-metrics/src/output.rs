@@ -288,6 +288,19 @@ pub fn render_table(summary: &Summary) -> String {
     if summary.timeouts > 0 {
         let _ = writeln!(out, "retransmission timeouts: {}", summary.timeouts);
     }
+    if let Some(a) = &summary.active_flows {
+        let _ = writeln!(
+            out,
+            "active flows per switch port: mean {:.2} p50 {} p90 {} p99 {} max {}, above 32 in {:.4} of {} samples",
+            a.mean,
+            a.p50,
+            a.p90,
+            a.p99,
+            a.max,
+            a.fraction_above(32),
+            a.samples
+        );
+    }
     if let Some(f) = &summary.flow_control {
         let _ = writeln!(
             out,
@@ -303,13 +316,6 @@ pub fn render_table(summary: &Summary) -> String {
             f.queue_collisions,
             f.index_collisions
         );
-        if let Some(a) = &f.active_flows {
-            let _ = writeln!(
-                out,
-                "active flows per switch port: mean {:.2} p50 {} p99 {} max {} ({} samples)",
-                a.mean, a.p50, a.p99, a.max, a.samples
-            );
-        }
         if f.watchdog_alarms > 0 {
             let _ = writeln!(
                 out,

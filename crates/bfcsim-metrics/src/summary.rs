@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::buckets::{BucketScheme, byte_range, short_bytes};
 use crate::drops::DropCounts;
-use crate::hop::{DelayReport, FlowControlReport};
+use crate::hop::{ActiveFlowsReport, DelayReport, FlowControlReport};
 use crate::occupancy::OccupancyReport;
 use crate::record::FlowRecord;
 use crate::utilization::LinkSetStats;
@@ -107,6 +107,9 @@ pub struct Summary {
     /// Queuing delay of data packets per switch hop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queuing_delay: Option<DelayReport>,
+    /// Active flows per sampled switch egress port (BFC §2.3, Fig. 4 and Fig. 10c), when sampled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_flows: Option<ActiveFlowsReport>,
     /// Per-hop flow control's activity, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControlReport>,
@@ -144,6 +147,7 @@ impl Summary {
             occupancy: None,
             links: Vec::new(),
             queuing_delay: None,
+            active_flows: None,
             flow_control: None,
             timeouts: 0,
         }

@@ -62,23 +62,29 @@ pub enum LinkSet {
     Fabric,
     /// Links that reach the topmost switch layer (the ToR↔spine links of a leaf-spine, agg↔core of a fat-tree).
     Core,
-    /// One link, by id.
+    /// One link, by id (both directions).
     Link(u32),
+    /// One direction of a link: the one transmitted by the port with this id (e.g. a receiver's downlink).
+    Port(u32),
 }
 
 impl LinkSet {
-    /// Parses `host`, `fabric`, `core` or `link:N`.
+    /// Parses `host`, `fabric`, `core`, `link:N` or `port:N`.
     pub fn parse(text: &str) -> Result<LinkSet, String> {
         match text {
             "host" | "hosts" => Ok(LinkSet::Host),
             "fabric" => Ok(LinkSet::Fabric),
             "core" => Ok(LinkSet::Core),
-            _ => match text.strip_prefix("link:").map(str::parse) {
-                Some(Ok(n)) => Ok(LinkSet::Link(n)),
-                _ => Err(format!(
-                    "unknown link set `{text}` (expected host, fabric, core or link:N)"
-                )),
-            },
+            _ => {
+                let id = |prefix: &str| text.strip_prefix(prefix).and_then(|n| n.parse().ok());
+                match (id("link:"), id("port:")) {
+                    (Some(n), _) => Ok(LinkSet::Link(n)),
+                    (_, Some(n)) => Ok(LinkSet::Port(n)),
+                    _ => Err(format!(
+                        "unknown link set `{text}` (expected host, fabric, core, link:N or port:N)"
+                    )),
+                }
+            }
         }
     }
 }
@@ -254,6 +260,7 @@ impl Topology {
                     && (a.layer == top || b.layer == top)
             }
             LinkSet::Link(id) => port.link.0 == *id,
+            LinkSet::Port(id) => p.0 == *id,
         }
     }
 

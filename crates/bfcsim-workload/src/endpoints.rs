@@ -5,6 +5,8 @@
 //! * [`Endpoints::local`]: spatially local traffic. The source is uniform; with probability `p_local` the
 //!   destination is uniform among the other hosts of the source's rack, otherwise uniform among the hosts of the
 //!   other racks. If the chosen side is empty (a rack of one host, or a single rack) the other side is used.
+//! * [`Endpoints::to_one`]: many to one. The destination is always the same host, the source uniform over the
+//!   others (one bottleneck link, BFC §2.3 Fig. 4).
 //!
 //! Every choice is an index drawn with `random_range`, with no rejection loop, so a given RNG state always yields
 //! the same pair.
@@ -19,6 +21,8 @@ use rand::RngExt;
 pub struct Endpoints {
     hosts: Vec<NodeId>,
     local: Option<Local>,
+    /// Index of the one destination, for many-to-one traffic.
+    receiver: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -39,6 +43,23 @@ impl Endpoints {
         Ok(Endpoints {
             hosts: hosts.to_vec(),
             local: None,
+            receiver: None,
+        })
+    }
+
+    /// Many-to-one endpoints: every flow goes to `hosts[receiver]` from a uniform other host.
+    pub fn to_one(hosts: &[NodeId], receiver: usize) -> Result<Endpoints, String> {
+        check_hosts(hosts)?;
+        if receiver >= hosts.len() {
+            return Err(format!(
+                "receiver {receiver} is not a host index (there are {} hosts)",
+                hosts.len()
+            ));
+        }
+        Ok(Endpoints {
+            hosts: hosts.to_vec(),
+            local: None,
+            receiver: Some(receiver),
         })
     }
 
@@ -81,6 +102,7 @@ impl Endpoints {
                 rack_range,
                 slot,
             }),
+            receiver: None,
         })
     }
 
@@ -92,6 +114,10 @@ impl Endpoints {
     /// Draws (source, destination), distinct hosts.
     pub fn pick<R: rand::Rng + ?Sized>(&self, rng: &mut R) -> (NodeId, NodeId) {
         let n = self.hosts.len();
+        if let Some(dst) = self.receiver {
+            let src = skip(rng.random_range(0..n - 1), dst);
+            return (self.hosts[src], self.hosts[dst]);
+        }
         let src = rng.random_range(0..n);
         let dst = match &self.local {
             None => skip(rng.random_range(0..n - 1), src),
@@ -166,6 +192,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn to_one_sends_everything_to_the_receiver_from_every_other_host() {
+        let e = Endpoints::to_one(&ids(5), 2).unwrap();
+        let mut rng = stream(3, Stream::Workload(0));
+        let mut from = [0u32; 5];
+        for _ in 0..40_000 {
+            let (s, d) = e.pick(&mut rng);
+            assert_eq!(d, NodeId(2));
+            from[s.idx()] += 1;
+        }
+        assert_eq!(from[2], 0);
+        assert!(
+            from.iter()
+                .enumerate()
+                .all(|(i, &c)| i == 2 || (c as f64 / 10_000.0 - 1.0).abs() < 0.05),
+            "{from:?}"
+        );
+        assert!(Endpoints::to_one(&ids(5), 5).is_err());
     }
 
     #[test]

@@ -153,9 +153,11 @@ pub fn generate(
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
     let invalid = WorkloadError::Invalid;
     let plan = plan(spec, cdf, basis)?;
-    let endpoints = match spec.locality {
-        None => Endpoints::uniform(hosts),
-        Some(p) => Endpoints::local(hosts, racks, p),
+    let endpoints = match (spec.locality, spec.receiver) {
+        (None, None) => Endpoints::uniform(hosts),
+        (Some(p), None) => Endpoints::local(hosts, racks, p),
+        (None, Some(r)) => Endpoints::to_one(hosts, r as usize),
+        (Some(_), Some(_)) => Err("`locality` and `receiver` exclude each other".to_string()),
     }
     .map_err(invalid)?;
     for (i, inc) in spec.incast.iter().enumerate() {
@@ -278,6 +280,7 @@ mod tests {
             load_on: "core".into(),
             duration,
             locality: None,
+            receiver: None,
             class: 0,
             incast: vec![],
         }

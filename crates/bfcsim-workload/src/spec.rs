@@ -10,6 +10,7 @@
 //! load_on = "core"          # resolved by the caller into a `LoadBasis`
 //! duration = "5ms"          # flows start in [0, duration)
 //! locality = 0.0            # optional: fraction of rack-local destinations; absent = uniform all-to-all
+//! receiver = 0              # optional, instead of locality: every background flow goes to this host index
 //! class = 0
 //! [[workload.incast]]
 //! degree = 100              # senders per event
@@ -83,6 +84,10 @@ pub struct WorkloadSpec {
     /// Fraction of rack-local destinations; absent means uniform all-to-all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locality: Option<f64>,
+    /// Every background flow goes to this host (by host index) from a uniform other host: one bottleneck, the
+    /// receiver's downlink (BFC §2.3 Fig. 4; App. A.2 Fig. 18's single receiver). Excludes `locality`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<u32>,
     /// Traffic class of the background flows.
     #[serde(default)]
     pub class: u8,

@@ -276,7 +276,7 @@ pub struct RunConfig {
     /// Stop at this simulated time even if flows remain (they are reported unfinished). Default: one second
     /// after the last flow starts.
     pub max_time: Option<Time>,
-    /// Interval at which switch buffer occupancy is sampled.
+    /// Interval at which switch buffer occupancy and active flows per switch port are sampled.
     pub sample_interval: Time,
 }
 
@@ -300,6 +300,10 @@ pub struct MetricsConfig {
     pub buckets: BucketScheme,
     /// Clamp slowdowns below 1 to 1 (HPCC's analysis script does).
     pub clamp_slowdown: bool,
+    /// The links whose switch egress ports have their active flows sampled (`core`, `fabric`, `host`, `link:N`,
+    /// `port:N`); every switch port when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_flows_on: Option<String>,
 }
 
 impl Default for MetricsConfig {
@@ -308,6 +312,7 @@ impl Default for MetricsConfig {
             ideal: Ideal::Exact,
             buckets: BucketScheme::BfcGoogle,
             clamp_slowdown: false,
+            active_flows_on: None,
         }
     }
 }

@@ -25,12 +25,14 @@ fn crossings_to(topo: &Topology, routes: &Routes, in_set: &[bool], dst: u32) -> 
 }
 
 /// The load basis of `set`: capacity of its directed links, expected crossings of a background flow (uniform
-/// all-to-all, or rack-local with probability `locality`) and of an incast flow (uniform).
+/// all-to-all, rack-local with probability `locality`, or to host index `receiver` from a uniform other host)
+/// and of an incast flow (uniform).
 pub fn load_basis(
     topo: &Topology,
     routes: &Routes,
     set: &LinkSet,
     locality: Option<f64>,
+    receiver: Option<u32>,
 ) -> Result<LoadBasis, String> {
     let ports = topo.ports_in_set(set);
     if ports.is_empty() {
@@ -47,8 +49,15 @@ pub fn load_basis(
         in_set[p.idx()] = true;
     }
     let hosts = &topo.hosts;
+    if let Some(r) = receiver.filter(|&r| r as usize >= hosts.len()) {
+        return Err(format!(
+            "workload.receiver = {r} is not a host index (the topology has {} hosts)",
+            hosts.len()
+        ));
+    }
     let racks = topo.racks();
-    let (mut all, mut local, mut remote) = ((0.0, 0u64), (0.0, 0u64), (0.0, 0u64));
+    let (mut all, mut local, mut remote, mut to_one) =
+        ((0.0, 0u64), (0.0, 0u64), (0.0, 0u64), (0.0, 0u64));
     for d in 0..hosts.len() as u32 {
         let e = crossings_to(topo, routes, &in_set, d);
         for (s, &h) in hosts.iter().enumerate() {
@@ -62,13 +71,17 @@ pub fn load_basis(
             } else {
                 remote = (remote.0 + x, remote.1 + 1);
             }
+            if receiver == Some(d) {
+                to_one = (to_one.0 + x, to_one.1 + 1);
+            }
         }
     }
     let mean = |(sum, n): (f64, u64)| if n == 0 { 0.0 } else { sum / n as f64 };
     let uniform = mean(all);
-    let background = match locality {
-        None => uniform,
-        Some(p) => p * mean(local) + (1.0 - p) * mean(remote),
+    let background = match (locality, receiver) {
+        (_, Some(_)) => mean(to_one),
+        (None, None) => uniform,
+        (Some(p), None) => p * mean(local) + (1.0 - p) * mean(remote),
     };
     if background <= 0.0 {
         return Err(format!(
@@ -91,13 +104,32 @@ mod tests {
     fn clos128_core_crossings() {
         let t = LeafSpine::default().build().unwrap();
         let r = Routes::new(&t).unwrap();
-        let b = load_basis(&t, &r, &LinkSet::Core, None).unwrap();
+        let b = load_basis(&t, &r, &LinkSet::Core, None, None).unwrap();
         assert_eq!(b.capacity_bps, 128.0 * 100e9);
         // A uniform pair crosses racks with probability 112/127, and then two core links.
         assert!((b.background_crossings - 2.0 * 112.0 / 127.0).abs() < 1e-12);
-        let h = load_basis(&t, &r, &LinkSet::Host, None).unwrap();
+        let h = load_basis(&t, &r, &LinkSet::Host, None, None).unwrap();
         assert!((h.background_crossings - 2.0).abs() < 1e-12);
-        let local = load_basis(&t, &r, &LinkSet::Core, Some(1.0)).unwrap_err();
+        let local = load_basis(&t, &r, &LinkSet::Core, Some(1.0), None).unwrap_err();
         assert!(local.contains("never cross"));
+    }
+
+    #[test]
+    fn many_to_one_on_a_star_crosses_the_receivers_downlink_once() {
+        use bfcsim_net::build::Star;
+        let t = Star {
+            hosts: 5,
+            rate: bfcsim_core::Rate::gbps(100),
+            delay: bfcsim_core::Time::from_us(1),
+        }
+        .build()
+        .unwrap();
+        let r = Routes::new(&t).unwrap();
+        // Port 1 is the switch's port to host 0.
+        let b = load_basis(&t, &r, &LinkSet::Port(1), None, Some(0)).unwrap();
+        assert_eq!(b.capacity_bps, 100e9);
+        assert_eq!(b.background_crossings, 1.0);
+        let other = load_basis(&t, &r, &LinkSet::Port(1), None, Some(3)).unwrap_err();
+        assert!(other.contains("never cross"));
     }
 }

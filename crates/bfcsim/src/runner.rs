@@ -50,7 +50,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         .expect("validated: a workload or a flow file");
     let set = LinkSet::parse(&spec.load_on).map_err(|e| format!("workload.load_on: {e}"))?;
     let routes = Routes::new(&topology)?;
-    let basis = load_basis(&topology, &routes, &set, spec.locality)?;
+    let basis = load_basis(&topology, &routes, &set, spec.locality, spec.receiver)?;
     let cdf = spec.size_cdf(base).map_err(|e| e.to_string())?;
     let p = plan(spec, &cdf, &basis).map_err(|e| e.to_string())?;
     let flows = generate(
@@ -128,9 +128,26 @@ pub fn simulate(
     // The engine keeps its own copy of every flow.
     drop(flows);
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
+    let sampled = match &config.metrics.active_flows_on {
+        Some(text) => {
+            Some(LinkSet::parse(text).map_err(|e| format!("metrics.active_flows_on: {e}"))?)
+        }
+        None => None,
+    };
     let switch_ports: Vec<PortId> = (0..sim.switch_count())
         .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
+        .filter(|&p| {
+            sampled
+                .as_ref()
+                .is_none_or(|set| sim.topology().in_set(set, p))
+        })
         .collect();
+    if switch_ports.is_empty() {
+        return Err(format!(
+            "metrics.active_flows_on: no switch port transmits on {:?}",
+            sampled.expect("a fabric without switch ports has none to sample")
+        ));
+    }
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
     let started = Instant::now();
     let mut t = first;
@@ -208,12 +225,15 @@ pub fn simulate(
     summary.links = links.report();
     summary.queuing_delay = Some(DelayReport::from_ps(sim.queuing_delay()));
     summary.timeouts = sim.counters().timeouts;
+    if active.count() > 0 {
+        summary.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
+    }
     if config.flow_control != FlowControl::None {
-        let mut report = flow_control_report(&sim, config.flow_control.name(), duration);
-        if active.count() > 0 {
-            report.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
-        }
-        summary.flow_control = Some(report);
+        summary.flow_control = Some(flow_control_report(
+            &sim,
+            config.flow_control.name(),
+            duration,
+        ));
     }
     let ctx = sim.flow_context();
     Ok(Outcome {
@@ -253,7 +273,6 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
-        active_flows: None,
     }
 }
 

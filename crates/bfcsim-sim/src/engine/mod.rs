@@ -1252,6 +1252,30 @@ impl Sim {
             Owner::Host(_) => 0,
         }
     }
+    /// Active flows at switch egress `port` (BFC §2.3: flows "with one or more packets queued at the switch"):
+    /// distinct flows with a data packet waiting in the port's queues or being serialized onto its link, whatever
+    /// the scheme (FIFO, fair queuing, BFC with its hashed flow table alike). The packet on the wire counts so
+    /// that a lone flow at line rate, whose packets never wait, is active as in M/G/1-PS. A scan of the port's
+    /// packets: for sampling, never on the per-packet path. `None` for a host's port.
+    pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
+        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+            return None;
+        };
+        let w = &self.wires[port.idx()];
+        let sending = w.in_flight.back().filter(|_| w.busy_until > self.now);
+        let mut flows: Vec<u32> = self.sw_ports[sp as usize]
+            .queues
+            .iter()
+            .chain(sending.map(|&(_, id)| id))
+            .map(|id| self.packets.get(id))
+            .filter(|p| p.kind == PacketKind::Data)
+            .map(|p| p.flow.0)
+            .collect();
+        flows.sort_unstable();
+        flows.dedup();
+        Some(flows.len() as u32)
+    }
+
     /// The data queue index of class `class`'s first queue at switch ports.
     pub fn data_queue(&self, class: u8) -> usize {
         self.data_base + class as usize * self.queues_per_class as usize
