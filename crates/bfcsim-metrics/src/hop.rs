@@ -90,6 +90,22 @@ impl ActiveFlowsReport {
     }
 }
 
+impl std::fmt::Display for ActiveFlowsReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "mean {:.2} p50 {} p90 {} p99 {} max {}, above 32 in {:.4} of {} samples",
+            self.mean,
+            self.p50,
+            self.p90,
+            self.p99,
+            self.max,
+            self.fraction_above(32),
+            self.samples
+        )
+    }
+}
+
 /// Per-hop flow control's activity over a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FlowControlReport {
