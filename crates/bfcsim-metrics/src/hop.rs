@@ -47,6 +47,8 @@ pub struct ActiveFlowsReport {
     pub mean: f64,
     /// Median.
     pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
     /// 99th percentile.
     pub p99: u64,
     /// Maximum.
@@ -71,10 +73,38 @@ impl ActiveFlowsReport {
             samples: n,
             mean: sum as f64 / n.max(1) as f64,
             p50: h.quantile(0.5).unwrap_or(0),
+            p90: h.quantile(0.9).unwrap_or(0),
             p99: h.quantile(0.99).unwrap_or(0),
             max: h.max(),
             cdf,
         }
+    }
+
+    /// The fraction of samples with more than `n` active flows (Fig. 4 marks n = 32, Tofino2's queues per port).
+    pub fn fraction_above(&self, n: u64) -> f64 {
+        let at_or_below = self
+            .cdf
+            .iter()
+            .take_while(|&&(v, _)| v <= n)
+            .last()
+            .map_or(0.0, |&(_, f)| f);
+        1.0 - at_or_below
+    }
+}
+
+impl std::fmt::Display for ActiveFlowsReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "mean {:.2} p50 {} p90 {} p99 {} max {}, above 32 in {:.4} of {} samples",
+            self.mean,
+            self.p50,
+            self.p90,
+            self.p99,
+            self.max,
+            self.fraction_above(32),
+            self.samples
+        )
     }
 }
 
@@ -109,8 +139,6 @@ pub struct FlowControlReport {
     pub watchdog_alarms: u64,
     /// The first of them.
     pub first_alarm: Option<String>,
-    /// Active flows per port, when the mechanism tracks flows (BFC).
-    pub active_flows: Option<ActiveFlowsReport>,
 }
 
 /// How the fraction of time each switch egress data queue was paused is distributed over the (port, queue)
@@ -147,6 +175,32 @@ impl QueuePausedReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn active_flows_report_percentiles_and_tail_above_a_count() {
+        // 100 samples: 0 (50 times), 1..=40 once each, 100 (10 times).
+        let mut h = LogHistogram::new();
+        let mut sum = 0;
+        for v in std::iter::repeat_n(0, 50)
+            .chain(1..=40)
+            .chain(std::iter::repeat_n(100, 10))
+        {
+            h.record(v);
+            sum += v;
+        }
+        let r = ActiveFlowsReport::from_counts(&h, sum);
+        assert_eq!((r.samples, r.p50, r.max), (100, 0, 100));
+        assert_eq!(r.p90, 40);
+        assert!((r.mean - sum as f64 / 100.0).abs() < 1e-12);
+        // Above 32: 33..=40 and the ten 100s.
+        assert!(
+            (r.fraction_above(32) - 0.18).abs() < 1e-12,
+            "{}",
+            r.fraction_above(32)
+        );
+        assert_eq!(r.fraction_above(1000), 0.0);
+        assert!((r.fraction_above(0) - 0.5).abs() < 1e-12);
+    }
 
     #[test]
     fn queue_paused_distribution() {

@@ -328,6 +328,9 @@ pub fn render_table(summary: &Summary) -> String {
     if summary.timeouts > 0 {
         let _ = writeln!(out, "retransmission timeouts: {}", summary.timeouts);
     }
+    if let Some(a) = &summary.active_flows {
+        let _ = writeln!(out, "active flows per switch port: {a}");
+    }
     if let Some(f) = &summary.flow_control {
         let _ = writeln!(
             out,
@@ -348,13 +351,6 @@ pub fn render_table(summary: &Summary) -> String {
                 out,
                 "queues paused: mean {:.4} p99 {:.4} max {:.4} ({} of {} switch data queues ever paused)",
                 q.mean, q.p99, q.max, q.ever_paused, q.queues
-            );
-        }
-        if let Some(a) = &f.active_flows {
-            let _ = writeln!(
-                out,
-                "active flows per switch port: mean {:.2} p50 {} p99 {} max {} ({} samples)",
-                a.mean, a.p50, a.p99, a.max, a.samples
             );
         }
         if f.watchdog_alarms > 0 {

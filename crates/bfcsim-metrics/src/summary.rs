@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::buckets::{BucketScheme, byte_range, short_bytes};
 use crate::budget::BudgetReport;
 use crate::drops::DropCounts;
-use crate::hop::{DelayReport, FlowControlReport};
+use crate::hop::{ActiveFlowsReport, DelayReport, FlowControlReport};
 use crate::occupancy::OccupancyReport;
 use crate::record::FlowRecord;
 use crate::throughput::LongFlowReport;
@@ -118,6 +118,9 @@ pub struct Summary {
     /// Throughput of each long-lived flow over the measurement window.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub long_lived: Vec<LongFlowReport>,
+    /// Active flows per sampled switch egress port (BFC §2.3, Fig. 4 and Fig. 10c), when sampled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_flows: Option<ActiveFlowsReport>,
     /// Per-hop flow control's activity, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControlReport>,
@@ -183,6 +186,7 @@ impl Summary {
             queuing_delay: None,
             single_packet_delay: None,
             long_lived: Vec::new(),
+            active_flows: None,
             flow_control: None,
             hardware: None,
             timeouts: 0,

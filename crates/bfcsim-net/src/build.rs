@@ -319,6 +319,7 @@ impl Build for Dumbbell {
 mod tests {
     use super::*;
     use crate::topology::LinkSet;
+    use bfcsim_core::PortId;
 
     #[test]
     fn clos128_shape() {
@@ -332,6 +333,24 @@ mod tests {
         assert_eq!(racks[0], racks[15]);
         assert_ne!(racks[15], racks[16]);
         assert_eq!(t.top_layer(), 2);
+    }
+
+    #[test]
+    fn star_link_sets_name_one_link_or_one_direction() {
+        let t = Star {
+            hosts: 4,
+            rate: default_rate(),
+            delay: default_delay(),
+        }
+        .build()
+        .unwrap();
+        // Link 0 joins host 0 and the switch: port 0 is host 0's uplink, port 1 the switch's port to host 0.
+        let link = LinkSet::parse("link:0").unwrap();
+        assert_eq!(t.ports_in_set(&link), vec![PortId(0), PortId(1)]);
+        let down = LinkSet::parse("port:1").unwrap();
+        assert_eq!(t.ports_in_set(&down), vec![PortId(1)]);
+        assert_eq!(t.peer_node(PortId(1)), t.hosts[0]);
+        assert!(LinkSet::parse("port:x").unwrap_err().contains("port:N"));
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! A port's egress queues: strict priority between levels, deficit round robin among the queues of one level
-//! (Shreedhar & Varghese). Any number of queues per port; at most 64 priority levels.
+//! (Shreedhar & Varghese), or per-packet round robin, or shortest remaining first (BFC App. A.2). Any number of
+//! queues per port; at most 64 priority levels.
 //!
 //! A queue can be paused by per-hop flow control (BFC §3.3.2: "the packet scheduler uses deficit round robin
 //! to implement fair queuing among the queues that are not paused"): a paused queue keeps its packets and
 //! accepts new ones but leaves the scheduler's rings until it is resumed. A bitmap of empty queues answers
 //! BFC's "is an empty queue available" (§3.3.1) without a scan of the queues.
 //!
-//! Each queue entry carries the packet's wire size so the scheduler never touches the packet slab.
+//! Each queue entry carries the packet's wire size so the scheduler never touches the packet slab; under SRF a
+//! parallel ring per queue carries each packet's rank (its flow's remaining bytes), for the same reason.
 
 use std::collections::VecDeque;
 
@@ -41,6 +43,8 @@ pub struct PortQueues {
     quantum: u64,
     /// Serve one packet per turn whatever its size (the BFC artifact's round robin) instead of DRR.
     per_packet: bool,
+    /// Shortest remaining first: per queue, the rank of each waiting packet (empty unless SRF is on).
+    ranks: Vec<VecDeque<u64>>,
     /// Bit `l` set when level `l` has a non-empty queue.
     busy_levels: u64,
     total_bytes: u64,
@@ -77,6 +81,7 @@ impl PortQueues {
                 .collect(),
             quantum: quantum.max(1),
             per_packet: false,
+            ranks: Vec::new(),
             busy_levels: 0,
             total_bytes: 0,
             total_pkts: 0,
@@ -89,9 +94,34 @@ impl PortQueues {
         self
     }
 
-    /// Appends a packet of `size` wire bytes to queue `q`.
+    /// BFC App. A.2 "BFC-SRF": among the ready queues of a level, serve the one whose head packet has the
+    /// smallest rank (the remaining size its flow wrote into the packet); ties go to the queue that has been
+    /// ready longest. Strict priority between levels and pausing are unchanged.
+    pub fn with_srf(mut self) -> Self {
+        self.ranks = vec![VecDeque::new(); self.queues.len()];
+        self
+    }
+
+    /// True when the queues are served shortest remaining first.
+    #[inline]
+    fn srf(&self) -> bool {
+        !self.ranks.is_empty()
+    }
+
+    /// Appends a packet of `size` wire bytes to queue `q` with rank 0 (a control frame: under SRF it has nothing
+    /// left to send, so it goes first within its level).
     #[inline]
     pub fn push(&mut self, q: usize, id: PacketId, size: u32) {
+        self.push_ranked(q, id, size, 0);
+    }
+
+    /// Appends a packet of `size` wire bytes and SRF rank `rank` to queue `q` (the rank is ignored unless the
+    /// queues were built [`with_srf`](Self::with_srf)).
+    #[inline]
+    pub fn push_ranked(&mut self, q: usize, id: PacketId, size: u32, rank: u64) {
+        if self.srf() {
+            self.ranks[q].push_back(rank);
+        }
         if self.queues[q].pkts.is_empty() {
             self.bits[q / 64].empty &= !(1 << (q % 64));
             if !self.is_paused(q) {
@@ -113,6 +143,9 @@ impl PortQueues {
             return None;
         }
         let level = self.busy_levels.trailing_zeros() as usize;
+        if self.srf() {
+            return Some(self.pop_srf(level));
+        }
         let ring = &mut self.rings[level];
         loop {
             let q = *ring.front().expect("busy level has a queue") as usize;
@@ -143,6 +176,33 @@ impl PortQueues {
             fifo.deficit += self.quantum;
             ring.rotate_left(1);
         }
+    }
+
+    /// SRF's choice in busy `level`: the ready queue whose head packet has the smallest rank, the earliest in
+    /// the ring on a tie (`min_by_key` keeps the first minimum). A scan of the ready queues: SRF keeps few
+    /// flows active (BFC §2.3), so the ring stays short.
+    fn pop_srf(&mut self, level: usize) -> (PacketId, u32, usize) {
+        let ring = &mut self.rings[level];
+        let (at, &q) = ring
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &q)| self.ranks[q as usize][0])
+            .expect("busy level has a queue");
+        let q = q as usize;
+        self.ranks[q].pop_front();
+        let fifo = &mut self.queues[q];
+        let (id, size) = fifo.pkts.pop_front().expect("queue in ring is non-empty");
+        fifo.bytes -= size as u64;
+        self.total_bytes -= size as u64;
+        self.total_pkts -= 1;
+        if fifo.pkts.is_empty() {
+            ring.remove(at);
+            self.bits[q / 64].empty |= 1 << (q % 64);
+            if ring.is_empty() {
+                self.busy_levels &= !(1 << level);
+            }
+        }
+        (id, size, q)
     }
 
     /// Puts queue `q` in its level's ring, credited for its first turn so that joining costs no extra round.
@@ -347,6 +407,62 @@ mod tests {
         }
         assert_eq!(drain(&mut pq), vec![0, 1, 0, 1, 0, 1]);
         assert_eq!(pq.first_empty(0..2, 0), Some(0));
+    }
+
+    #[test]
+    fn srf_serves_the_smallest_head_rank() {
+        let mut pq = PortQueues::new(&[0, 0, 0], 1000).with_srf();
+        // Queue 0: a long flow (ranks 5000, 4000); queue 1: a short one (2000, 1000); queue 2: ranks by head
+        // only, 9000 then 1.
+        pq.push_ranked(0, PacketId(0), 1000, 5000);
+        pq.push_ranked(0, PacketId(1), 1000, 4000);
+        pq.push_ranked(1, PacketId(2), 1000, 2000);
+        pq.push_ranked(1, PacketId(3), 1000, 1000);
+        pq.push_ranked(2, PacketId(4), 1000, 9000);
+        pq.push_ranked(2, PacketId(5), 1000, 1);
+        let ids: Vec<u32> = std::iter::from_fn(|| pq.pop().map(|(id, _, _)| id.0)).collect();
+        assert_eq!(ids, vec![2, 3, 0, 1, 4, 5]);
+        assert!(pq.is_empty() && !pq.has_ready());
+        assert_eq!(
+            pq.first_empty(0..3, 0),
+            Some(0),
+            "emptied queues are free again"
+        );
+    }
+
+    #[test]
+    fn srf_ties_go_to_the_queue_ready_longest() {
+        let mut pq = PortQueues::new(&[0, 0, 0], 1000).with_srf();
+        pq.push_ranked(2, PacketId(0), 1000, 3000);
+        pq.push_ranked(0, PacketId(1), 1000, 3000);
+        pq.push_ranked(1, PacketId(2), 1000, 3000);
+        assert_eq!(drain(&mut pq), vec![2, 0, 1]);
+    }
+
+    #[test]
+    fn srf_keeps_strict_priority_and_pauses() {
+        // Queue 0 is a control level above two data queues; control frames rank 0.
+        let mut pq = PortQueues::new(&[0, 1, 1], 1000).with_srf();
+        pq.push_ranked(1, PacketId(0), 1000, 500);
+        pq.push_ranked(2, PacketId(1), 1000, 100_000);
+        pq.push_ranked(2, PacketId(2), 1000, 99_000);
+        pq.push(0, PacketId(3), 64);
+        assert_eq!(
+            pq.pop().map(|(id, _, q)| (id.0, q)),
+            Some((3, 0)),
+            "control first"
+        );
+        // The short flow's queue is paused: the long one goes meanwhile, whatever the ranks.
+        assert!(pq.set_paused(1, true));
+        assert_eq!(pq.ready_in_level(1), 1);
+        assert_eq!(pq.pop().map(|(id, _, q)| (id.0, q)), Some((1, 2)));
+        assert!(pq.set_paused(1, false));
+        assert_eq!(
+            drain(&mut pq),
+            vec![1, 2],
+            "resumed, the smaller rank goes first"
+        );
+        assert_eq!(pq.bytes(), 0);
     }
 
     #[test]

@@ -66,10 +66,12 @@ pub enum LinkSet {
     Link(u32),
     /// The directed link into host index N (the last hop of every flow to it).
     ToHost(u32),
+    /// One direction of a link: the one transmitted by the port with this id (e.g. a receiver's downlink).
+    Port(u32),
 }
 
 impl LinkSet {
-    /// Parses `host`, `fabric`, `core`, `link:N` or `to-host:N`.
+    /// Parses `host`, `fabric`, `core`, `link:N`, `to-host:N` or `port:N`.
     pub fn parse(text: &str) -> Result<LinkSet, String> {
         match text {
             "host" | "hosts" => Ok(LinkSet::Host),
@@ -77,11 +79,12 @@ impl LinkSet {
             "core" => Ok(LinkSet::Core),
             _ => {
                 let numbered = |prefix: &str| text.strip_prefix(prefix).map(str::parse::<u32>);
-                match (numbered("link:"), numbered("to-host:")) {
-                    (Some(Ok(n)), _) => Ok(LinkSet::Link(n)),
-                    (_, Some(Ok(n))) => Ok(LinkSet::ToHost(n)),
+                match (numbered("link:"), numbered("to-host:"), numbered("port:")) {
+                    (Some(Ok(n)), _, _) => Ok(LinkSet::Link(n)),
+                    (_, Some(Ok(n)), _) => Ok(LinkSet::ToHost(n)),
+                    (_, _, Some(Ok(n))) => Ok(LinkSet::Port(n)),
                     _ => Err(format!(
-                        "unknown link set `{text}` (expected host, fabric, core, link:N or to-host:N)"
+                        "unknown link set `{text}` (expected host, fabric, core, link:N, to-host:N or port:N)"
                     )),
                 }
             }
@@ -261,6 +264,7 @@ impl Topology {
             }
             LinkSet::Link(id) => port.link.0 == *id,
             LinkSet::ToHost(h) => self.hosts.get(*h as usize) == Some(&self.peer_node(p)),
+            LinkSet::Port(id) => p.0 == *id,
         }
     }
 

@@ -94,6 +94,11 @@ impl Sender {
     pub fn snd_nxt(&self) -> u64 {
         self.snd_nxt
     }
+    /// Payload bytes from the next one to send to the end of the flow: the remaining size SRF ranks a flow by
+    /// (BFC App. A.2), larger again after a go-back.
+    pub fn remaining(&self) -> u64 {
+        self.size - self.snd_nxt
+    }
     /// Bytes sent and not yet acknowledged.
     pub fn in_flight(&self) -> u64 {
         self.snd_nxt - self.snd_una

@@ -44,6 +44,20 @@ pub enum Scheduler {
     Drr,
     /// One packet per queue per turn, whatever its size (BFC's public artifact).
     RoundRobin,
+    /// Shortest remaining first (BFC App. A.2 "BFC-SRF"): the queue whose head packet carries the smallest
+    /// remaining flow size.
+    Srf,
+}
+
+/// The order in which a NIC serves its flows that may send.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NicScheduler {
+    /// One packet per flow in turn (BFC §6.2.1; HPCC's and BFC's ns-3 NICs).
+    #[default]
+    RoundRobin,
+    /// The flow with the fewest bytes left to send first (BFC App. A.2: "NICs also follow SRF scheduling").
+    Srf,
 }
 
 /// The switch model: output-queued, shared-buffer MMU, strict priority between classes and DRR within.
@@ -172,6 +186,8 @@ pub struct NicConfig {
     pub header: u32,
     /// Bytes of an ACK or NACK frame.
     pub ack_size: u32,
+    /// The order in which the NIC serves its flows.
+    pub scheduler: NicScheduler,
     /// Reliable delivery (ACK every N, RTO).
     #[serde(flatten)]
     pub transport: TransportConfig,
@@ -183,6 +199,7 @@ impl Default for NicConfig {
             payload: 1000,
             header: 48,
             ack_size: 64,
+            scheduler: NicScheduler::RoundRobin,
             transport: TransportConfig::default(),
         }
     }

@@ -9,5 +9,5 @@ pub mod config;
 pub mod engine;
 pub mod timers;
 
-pub use config::{EcnConfig, FlowControl, NicConfig, Scheduler, SwitchConfig};
+pub use config::{EcnConfig, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
 pub use engine::{Counters, HopStats, Sim, SimParams};

@@ -236,6 +236,27 @@ mod tests {
     }
 
     #[test]
+    fn many_to_one_sends_everything_to_the_receiver_from_every_other_host() {
+        let e = Endpoints::between(&ids(5), &[0, 1, 3, 4], &[2]).unwrap();
+        let mut rng = stream(3, Stream::Workload(0));
+        let mut from = [0u32; 5];
+        for _ in 0..40_000 {
+            let (s, d) = e.pick(&mut rng);
+            assert_eq!(d, NodeId(2));
+            from[s.idx()] += 1;
+        }
+        assert_eq!(from[2], 0);
+        assert!(
+            from.iter()
+                .enumerate()
+                .all(|(i, &c)| i == 2 || (c as f64 / 10_000.0 - 1.0).abs() < 0.05),
+            "{from:?}"
+        );
+        assert!(Endpoints::between(&ids(5), &[0, 1, 2, 3, 4], &[2]).is_err());
+        assert!(Endpoints::between(&ids(5), &[0], &[5]).is_err());
+    }
+
+    #[test]
     fn local_fraction_is_respected() {
         let hosts = ids(32);
         let racks: Vec<u32> = (0..32).map(|h| 7 - h / 4).collect(); // 8 racks of 4, ids descending

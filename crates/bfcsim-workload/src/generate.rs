@@ -430,23 +430,13 @@ fn endpoints(
     hosts: &[NodeId],
     racks: &[u32],
 ) -> Result<Endpoints, WorkloadError> {
-    let all = || (0..hosts.len()).collect::<Vec<usize>>();
-    let indices = |list: &Option<Vec<u32>>| {
-        list.as_ref()
-            .map_or_else(all, |l| l.iter().map(|&i| i as usize).collect())
-    };
-    match (
-        spec.locality,
-        spec.sources.is_some() || spec.destinations.is_some(),
-    ) {
-        (Some(_), true) => {
+    match (spec.locality, spec.subsets(hosts.len())?) {
+        (Some(_), Some(_)) => {
             Err("give either `locality` or `sources`/`destinations`, not both".into())
         }
-        (Some(p), false) => Endpoints::local(hosts, racks, p),
-        (None, true) => {
-            Endpoints::between(hosts, &indices(&spec.sources), &indices(&spec.destinations))
-        }
-        (None, false) => Endpoints::uniform(hosts),
+        (Some(p), None) => Endpoints::local(hosts, racks, p),
+        (None, Some((sources, destinations))) => Endpoints::between(hosts, &sources, &destinations),
+        (None, None) => Endpoints::uniform(hosts),
     }
     .map_err(WorkloadError::Invalid)
 }

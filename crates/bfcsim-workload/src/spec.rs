@@ -10,7 +10,8 @@
 //! load_on = "core"          # resolved by the caller into a `LoadBasis`
 //! duration = "5ms"          # flows start in [0, duration)
 //! locality = 0.0            # optional: fraction of rack-local destinations; absent = uniform all-to-all
-//! sources = [0, 1, 2]       # optional: background sources among these host indices (default: all)
+//! sources = [0, 1, 2]       # optional: background sources among these host indices (default: all that
+//!                           # have a destination besides themselves)
 //! destinations = [3]        # optional: background destinations among these host indices (default: all)
 //! class = 0
 //! [[workload.incast]]
@@ -104,7 +105,9 @@ pub struct WorkloadSpec {
     /// Fraction of rack-local destinations; absent means uniform all-to-all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locality: Option<f64>,
-    /// Background sources are drawn uniformly among these host indices; absent: every host.
+    /// Background sources are drawn uniformly among these host indices; absent: every host that has a
+    /// destination other than itself (so `destinations = [0]` alone is many-to-one traffic into host 0, the
+    /// single bottleneck of BFC §2.3's Fig. 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sources: Option<Vec<u32>>,
     /// Background destinations are drawn uniformly among these host indices (other than the source); absent:
@@ -224,6 +227,34 @@ pub struct GroupSpec {
 }
 
 impl WorkloadSpec {
+    /// The background's source and destination host indices when `sources` or `destinations` restricts them
+    /// (`None`: all-to-all), checked against `hosts` hosts.
+    pub fn subsets(&self, hosts: usize) -> Result<Option<(Vec<usize>, Vec<usize>)>, WorkloadError> {
+        if self.sources.is_none() && self.destinations.is_none() {
+            return Ok(None);
+        }
+        let indices = |list: &Option<Vec<u32>>, what: &str| match list {
+            None => Ok((0..hosts).collect::<Vec<usize>>()),
+            Some(l) => l
+                .iter()
+                .map(|&i| match i as usize {
+                    i if i < hosts => Ok(i),
+                    _ => Err(WorkloadError::Invalid(format!(
+                        "workload.{what}: host index {i} is not below the {hosts} hosts"
+                    ))),
+                })
+                .collect(),
+        };
+        let destinations = indices(&self.destinations, "destinations")?;
+        let sources = match &self.sources {
+            Some(_) => indices(&self.sources, "sources")?,
+            None => (0..hosts)
+                .filter(|&h| destinations.iter().any(|&d| d != h))
+                .collect(),
+        };
+        Ok(Some((sources, destinations)))
+    }
+
     /// The background arrival process, checking that `sigma` goes with `lognormal`.
     pub fn arrival_process(&self) -> Result<Arrivals, WorkloadError> {
         match (self.arrivals, self.sigma) {

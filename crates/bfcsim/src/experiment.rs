@@ -276,7 +276,7 @@ pub struct RunConfig {
     /// Stop at this simulated time even if flows remain (they are reported unfinished). Default: one second
     /// after the last flow starts.
     pub max_time: Option<Time>,
-    /// Interval at which switch buffer occupancy is sampled.
+    /// Interval at which switch buffer occupancy and active flows per switch port are sampled.
     pub sample_interval: Time,
 }
 
@@ -305,6 +305,10 @@ pub struct MetricsConfig {
     /// Start of the measurement window of long-lived flows' throughput and of the queuing-delay percentiles
     /// (simulated time; both run to the end of the run).
     pub warmup: Time,
+    /// The links whose switch egress ports have their active flows sampled (`core`, `fabric`, `host`, `link:N`,
+    /// `port:N`); every switch port when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_flows_on: Option<String>,
 }
 
 impl Default for MetricsConfig {
@@ -315,6 +319,7 @@ impl Default for MetricsConfig {
             clamp_slowdown: false,
             budget: BudgetConfig::default(),
             warmup: Time::ZERO,
+            active_flows_on: None,
         }
     }
 }

@@ -7,3 +7,4 @@ pub mod experiment;
 pub mod load;
 pub mod presets;
 pub mod runner;
+pub mod sweep;

@@ -144,4 +144,31 @@ mod tests {
         assert_eq!(into.capacity_bps, 100e9);
         assert!((into.background_crossings - 1.0).abs() < 1e-12);
     }
+
+    #[test]
+    fn many_to_one_on_a_star_crosses_the_receivers_downlink_once() {
+        use bfcsim_net::build::Star;
+        let t = Star {
+            hosts: 5,
+            rate: bfcsim_core::Rate::gbps(100),
+            delay: bfcsim_core::Time::from_us(1),
+        }
+        .build()
+        .unwrap();
+        let r = Routes::new(&t).unwrap();
+        // Port 1 is the switch's port to host 0.
+        let to_0 = Pattern::Between {
+            sources: &[1, 2, 3, 4],
+            destinations: &[0],
+        };
+        let b = load_basis(&t, &r, &LinkSet::Port(1), to_0).unwrap();
+        assert_eq!(b.capacity_bps, 100e9);
+        assert_eq!(b.background_crossings, 1.0);
+        let to_3 = Pattern::Between {
+            sources: &[0, 1, 2, 4],
+            destinations: &[3],
+        };
+        let other = load_basis(&t, &r, &LinkSet::Port(1), to_3).unwrap_err();
+        assert!(other.contains("never cross"));
+    }
 }

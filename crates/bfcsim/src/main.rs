@@ -3,13 +3,16 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bfcsim::experiment::{
     ExperimentConfig, FlowsConfig, HpccTopology, TopologyConfig, load_experiment,
 };
-use bfcsim::runner::{prepare, simulate, write_outputs};
-use bfcsim_metrics::render_table;
+use bfcsim::runner::{Outcome, Prepared, prepare, simulate, write_outputs};
+use bfcsim::sweep::{self, Sweep};
+use bfcsim_metrics::{render_table, write_atomic};
 use bfcsim_sim::Sim;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -34,6 +37,14 @@ enum Command {
         /// Override a field: `--set switch.buffer=6MB`, `--set workload.load=0.5`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Run once per value (several `--sweep`s: once per combination) and print one summary line per run:
+        /// `--sweep workload.load=0.5,0.7,0.9 --sweep scheme.name=ideal-fq,ideal-srf`. Each run writes its
+        /// outputs to `OUT/KEY=VALUE,...`; `OUT/sweep.csv` collects the lines.
+        #[arg(long = "sweep", value_name = "KEY=V1,V2,...")]
+        sweep: Vec<String>,
+        /// Runs of a sweep to simulate at once (each run's results do not depend on it).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
         /// Master seed (overrides the file's `seed`).
         #[arg(long)]
         seed: Option<u64>,
@@ -127,10 +138,30 @@ fn real_main() -> Result<ExitCode, String> {
         Command::Run {
             experiment,
             set,
+            sweep,
+            jobs,
+            seed,
+            out,
+            compare,
+            ..
+        } if !sweep.is_empty() => {
+            if compare.is_some() {
+                return Err("--compare compares one run; it does not go with --sweep".into());
+            }
+            let sweeps = sweep
+                .iter()
+                .map(|s| Sweep::parse(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            run_sweep(&experiment, &set, &sweeps, seed, out, jobs)
+        }
+        Command::Run {
+            experiment,
+            set,
             seed,
             out,
             compare,
             compare_options,
+            ..
         } => {
             let mut config = load_experiment(&experiment, &set).map_err(|e| e.to_string())?;
             if let Some(seed) = seed {
@@ -232,6 +263,126 @@ fn compare_files(reference: &Path, ours: &Path, options: &CompareOptions) -> Res
     Ok(())
 }
 
+/// Runs every point of `sweeps` over `experiment` (with `set` applied first), `jobs` at a time, printing one
+/// line per point in point order as soon as it and those before it are done.
+fn run_sweep(
+    experiment: &Path,
+    set: &[String],
+    sweeps: &[Sweep],
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    jobs: usize,
+) -> Result<ExitCode, String> {
+    let points = sweep::points(sweeps);
+    // Every point's configuration first, so that a bad value stops the sweep before anything runs.
+    let configs = points
+        .iter()
+        .map(|point| {
+            let overrides: Vec<String> = set.iter().chain(point).cloned().collect();
+            let mut config = load_experiment(experiment, &overrides).map_err(|e| e.to_string())?;
+            if let Some(seed) = seed {
+                config.seed = seed;
+            }
+            Ok(config)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let base = experiment.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let root = out.unwrap_or_else(|| Path::new("out").join(&configs[0].name));
+    let width = points
+        .iter()
+        .map(|p| p.join(" ").len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    eprintln!(
+        "bfcsim {}: {} runs, {} at a time; outputs in {}",
+        configs[0].name,
+        points.len(),
+        jobs.clamp(1, points.len()),
+        root.display()
+    );
+    println!("{}", sweep::header(width));
+    let next = AtomicUsize::new(0);
+    // Results by point, and how many have been printed.
+    let done = Mutex::new((vec![None; points.len()], 0usize));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, points.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= points.len() {
+                        break;
+                    }
+                    let dir = root.join(sweep::point_dir(&points[i]));
+                    let result = prepare(&configs[i], &base)
+                        .and_then(|prepared| simulate_to(&configs[i], prepared, &dir, None))
+                        .map(|o| sweep::values(&points[i], &o.summary, o.violations.len()))
+                        .map_err(|e| format!("{}: {e}", experiment.display()));
+                    let mut d = done.lock().expect("no run panics while printing");
+                    d.0[i] = Some(result);
+                    while let Some(Some(r)) = d.0.get(d.1) {
+                        match r {
+                            Ok(values) => println!("{}", sweep::line(values, width)),
+                            Err(e) => eprintln!("error: {}: {e}", points[d.1].join(" ")),
+                        }
+                        d.1 += 1;
+                    }
+                }
+            });
+        }
+    });
+    let results: Vec<Result<Vec<String>, String>> = done
+        .into_inner()
+        .expect("no run panicked")
+        .0
+        .into_iter()
+        .map(|r| r.expect("every point ran"))
+        .collect();
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .cloned()
+        .collect();
+    std::fs::create_dir_all(&root).map_err(|e| format!("creating {}: {e}", root.display()))?;
+    write_atomic(root.join("sweep.csv"), |w| {
+        w.write_all(sweep::csv(&rows).as_bytes())
+    })
+    .map_err(|e| format!("writing {}: {e}", root.join("sweep.csv").display()))?;
+    if results.iter().any(Result::is_err) {
+        return Ok(ExitCode::FAILURE);
+    }
+    if rows.iter().any(|r| r.last().is_some_and(|v| v != "0")) {
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Simulates `prepared` under `config`, reporting to `bar` if given, and writes its outputs to `out`.
+fn simulate_to(
+    config: &ExperimentConfig,
+    prepared: Prepared,
+    out: &Path,
+    bar: Option<&ProgressBar>,
+) -> Result<Outcome, String> {
+    let plan = prepared.plan.clone();
+    let started = Instant::now();
+    let outcome = simulate(config, prepared, |sim: &Sim| {
+        if let Some(bar) = bar {
+            let c = sim.counters();
+            let secs = started.elapsed().as_secs_f64().max(1e-9);
+            bar.set_position(sim.flows_done() as u64);
+            bar.set_message(format!(
+                "t = {} | {:.1} M events/s",
+                sim.now(),
+                c.events as f64 / secs / 1e6
+            ));
+        }
+    })?;
+    write_outputs(out, config, plan.as_deref(), &outcome)
+        .map_err(|e| format!("writing {}: {e}", out.display()))?;
+    Ok(outcome)
+}
+
 fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCode, String> {
     let prepared = prepare(config, base)?;
     let plan = prepared.plan.clone();
@@ -248,24 +399,10 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
         eprintln!("offered: {p}");
     }
     let bar = progress_bar(flows);
-    let started = Instant::now();
-    let outcome = simulate(config, prepared, |sim: &Sim| {
-        if let Some(bar) = &bar {
-            let c = sim.counters();
-            let secs = started.elapsed().as_secs_f64().max(1e-9);
-            bar.set_position(sim.flows_done() as u64);
-            bar.set_message(format!(
-                "t = {} | {:.1} M events/s",
-                sim.now(),
-                c.events as f64 / secs / 1e6
-            ));
-        }
-    })?;
+    let outcome = simulate_to(config, prepared, out, bar.as_ref())?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    write_outputs(out, config, plan.as_deref(), &outcome)
-        .map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!("{}", render_table(&outcome.summary));
     let c = &outcome.counters;
     println!(

@@ -123,11 +123,30 @@ pub const PRESETS: &[Preset] = &[
                  [nic]\nheader = 20\nack_size = 30\nack_every = 256\n",
     },
     Preset {
+        name: "bfc-srf",
+        summary: "BFC with shortest-remaining-first scheduling at switches and NICs by the remaining size in each packet (BFC App. A.2)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\n\
+                 [switch]\nqueues_per_port = 32\nscheduler = \"srf\"\n[nic]\nscheduler = \"srf\"\n",
+    },
+    Preset {
         name: "ideal-fq",
         summary: "ideal fair queuing: a queue per flow at every switch, unlimited buffers, 1-BDP NIC cap (BFC §6.2.1)",
         config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
                  exact_flow_table = true\nsticky = \"0ns\"\n\
                  [switch]\nqueues_per_port = 1024\nunlimited_buffer = true\n",
+    },
+    Preset {
+        name: "ideal-srf",
+        summary: "ideal shortest remaining first: ideal-fq with SRF at switches and NICs (BFC App. A.2 'IdealSRF')",
+        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
+                 exact_flow_table = true\nsticky = \"0ns\"\n\
+                 [switch]\nqueues_per_port = 1024\nunlimited_buffer = true\nscheduler = \"srf\"\n\
+                 [nic]\nscheduler = \"srf\"\n",
+    },
+    Preset {
+        name: "fifo",
+        summary: "one FIFO queue per port, unlimited buffers, 1-BDP NIC cap: ideal-fq's FIFO counterpart (BFC §2.3, Fig. 4)",
+        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[switch]\nqueues_per_port = 1\nunlimited_buffer = true\n",
     },
 ];
 

@@ -7,9 +7,9 @@ use std::time::Instant;
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
-    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, PathProfile, PeakRate, QueuePausedReport,
-    Summary, SummaryConfig, SwitchUsage, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc,
-    write_summary_json,
+    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, PathProfile, PeakRate,
+    QueuePausedReport, Summary, SummaryConfig, SwitchUsage, write_atomic, write_fct_csv,
+    write_hpcc_fct, write_hpcc_pfc, write_summary_json,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
@@ -53,30 +53,17 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         .as_ref()
         .expect("validated: a workload or a flow file");
     let set = LinkSet::parse(&spec.load_on).map_err(|e| format!("workload.load_on: {e}"))?;
-    let hosts = topology.hosts.len();
-    let indices = |list: &Option<Vec<u32>>, what: &str| match list {
-        None => Ok((0..hosts).collect()),
-        Some(l) => l
-            .iter()
-            .map(|&i| match i as usize {
-                i if i < hosts => Ok(i),
-                _ => Err(format!(
-                    "workload.{what}: host index {i} is not below the {hosts} hosts"
-                )),
-            })
-            .collect::<Result<Vec<usize>, String>>(),
-    };
-    let sources = indices(&spec.sources, "sources")?;
-    let destinations = indices(&spec.destinations, "destinations")?;
-    let pattern = if spec.sources.is_some() || spec.destinations.is_some() {
-        Pattern::Between {
-            sources: &sources,
-            destinations: &destinations,
-        }
-    } else {
-        Pattern::AllToAll {
+    let subsets = spec
+        .subsets(topology.hosts.len())
+        .map_err(|e| e.to_string())?;
+    let pattern = match &subsets {
+        Some((sources, destinations)) => Pattern::Between {
+            sources,
+            destinations,
+        },
+        None => Pattern::AllToAll {
             locality: spec.locality,
-        }
+        },
     };
     let basis = if spec.needs_load_basis() {
         let routes = Routes::new(&topology)?;
@@ -198,9 +185,26 @@ pub fn simulate(
     // The engine keeps its own copy of every flow.
     drop(flows);
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
+    let sampled = match &config.metrics.active_flows_on {
+        Some(text) => {
+            Some(LinkSet::parse(text).map_err(|e| format!("metrics.active_flows_on: {e}"))?)
+        }
+        None => None,
+    };
     let switch_ports: Vec<PortId> = (0..sim.switch_count())
         .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
+        .filter(|&p| {
+            sampled
+                .as_ref()
+                .is_none_or(|set| sim.topology().in_set(set, p))
+        })
         .collect();
+    if switch_ports.is_empty() {
+        return Err(format!(
+            "metrics.active_flows_on: no switch port transmits on {:?}",
+            sampled.expect("a fabric without switch ports has none to sample")
+        ));
+    }
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
     let recirculations = |sim: &Sim, s| sim.switch_bfc(s).map_or(0, |b| b.stats().recirculations);
     let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
@@ -323,12 +327,15 @@ pub fn simulate(
             .collect();
     }
     summary.timeouts = sim.counters().timeouts;
+    if active.count() > 0 {
+        summary.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
+    }
     if config.flow_control != FlowControl::None {
-        let mut report = flow_control_report(&sim, config.flow_control.name(), duration);
-        if active.count() > 0 {
-            report.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
-        }
-        summary.flow_control = Some(report);
+        summary.flow_control = Some(flow_control_report(
+            &sim,
+            config.flow_control.name(),
+            duration,
+        ));
     }
     summary.hardware = hardware_budget(config, &sim, duration, &recirculation_peaks);
     let ctx = sim.flow_context();
@@ -385,7 +392,6 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         queue_paused: QueuePausedReport::from_fractions(queue_fractions),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
-        active_flows: None,
     }
 }
 

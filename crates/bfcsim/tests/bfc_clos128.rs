@@ -51,7 +51,8 @@ fn incast_run_drops_nothing_conserves_packets_and_repeats() {
 #[test]
 fn without_incast_active_flows_per_port_stay_below_the_queues() {
     let out = run(&["workload.duration=1ms", "workload.incast=[]"]);
-    let active = fc(&out)
+    let active = out
+        .summary
         .active_flows
         .as_ref()
         .expect("active flows sampled");

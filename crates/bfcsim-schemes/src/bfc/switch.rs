@@ -121,9 +121,6 @@ pub struct BfcSwitch {
     /// Flow that last used each hashed entry, for counting index collisions (simulation bookkeeping only).
     owner: Vec<u32>,
     counter: PauseCounter,
-    /// Flow-table entries with packets in the switch, per egress port: the active flows of §2.3 (Fig. 4,
-    /// Fig. 10c), merged where flows collide in the table.
-    active: Vec<u32>,
     /// Per ingress port, one more than the largest `upstreamQ` seen: the pause-counter entries that ingress
     /// needs (§3.3.2), for the hardware budget.
     upstream_span: Vec<u32>,
@@ -168,7 +165,6 @@ impl BfcSwitch {
             owner: vec![u32::MAX; table.capacity()],
             table,
             counter: PauseCounter::new(ports),
-            active: vec![0; ports],
             upstream_span: vec![0; ports],
             rng,
             stats: BfcStats::default(),
@@ -201,9 +197,6 @@ impl BfcSwitch {
             entry.queue = self.pick_queue(a, egress);
         }
         if tracked {
-            if entry.size == 0 {
-                self.active[a.out_port as usize] += 1;
-            }
             entry.size += 1;
         }
         entry.touched = a.now;
@@ -263,12 +256,7 @@ impl BfcSwitch {
         }
         let key = self.table.key(d.out_port, d.hash, d.flow);
         let mut entry = self.table.get(key);
-        if entry.size > 0 {
-            entry.size -= 1;
-            if entry.size == 0 {
-                self.active[d.out_port as usize] -= 1;
-            }
-        }
+        entry.size = entry.size.saturating_sub(1);
         entry.touched = d.now;
         self.table.set(key, entry);
         if !d.counted {
@@ -322,11 +310,6 @@ impl BfcSwitch {
         self.counter.paused_at(port)
     }
 
-    /// Active flows (flow-table entries with packets in the switch) at egress `port`.
-    pub fn active_flows(&self, port: u16) -> u32 {
-        self.active[port as usize]
-    }
-
     /// The 1-hop RTT in use.
     pub fn hrtt(&self) -> Time {
         self.hrtt
@@ -359,6 +342,14 @@ impl BfcSwitch {
 mod tests {
     use super::*;
     use bfcsim_core::rng::{Stream, stream};
+
+    impl BfcSwitch {
+        /// Packets in the switch counted in `a`'s flow-table entry.
+        fn packets_in(&self, a: &Arrival) -> u32 {
+            let key = self.table.key(a.out_port, a.hash, a.flow);
+            self.table.get(key).size
+        }
+    }
 
     /// A scripted egress: queue lengths, paused flags, and levels all 0.
     struct Egress {
@@ -520,7 +511,7 @@ mod tests {
         );
         assert_eq!(s.stats().pauses, 1);
         assert_eq!(s.stats().resumes, 1);
-        assert_eq!(s.active_flows(1), 0, "every packet left");
+        assert_eq!(s.packets_in(&a), 0, "every packet left");
         assert_eq!(s.stats().recirculations, 3, "every departure recirculates");
         assert_eq!(s.upstream_span(0), 6, "upstreamQ 5 needs counters 0..=5");
         assert_eq!(s.upstream_span(1), 0);
@@ -538,12 +529,12 @@ mod tests {
             s.handle_drop(&departure(Time(0), &a, &e)),
             Some(Signal::Resume { port: 0, queue: 5 })
         );
-        assert_eq!((s.active_flows(1), s.stats().recirculations), (0, 0));
+        assert_eq!((s.packets_in(&a), s.stats().recirculations), (0, 0));
         assert_eq!(s.flow_table_entries(), 4 * 4 * 100);
     }
 
     #[test]
-    fn active_flows_count_entries_with_packets() {
+    fn entries_count_their_packets() {
         let mut s = switch(&BfcConfig::default());
         let eg = Egress::new(4);
         let a = arrival(Time(0), 1, 1);
@@ -551,12 +542,12 @@ mod tests {
         let ea = s.handle_enqueue(&a, &eg);
         let ea2 = s.handle_enqueue(&a, &eg);
         let eb = s.handle_enqueue(&b, &eg);
-        assert_eq!(s.active_flows(1), 2);
+        assert_eq!((s.packets_in(&a), s.packets_in(&b)), (2, 1));
         s.handle_dequeue(&departure(Time(1), &a, &ea));
-        assert_eq!(s.active_flows(1), 2, "flow a still has a packet in");
+        assert_eq!(s.packets_in(&a), 1, "flow a still has a packet in");
         s.handle_dequeue(&departure(Time(1), &a, &ea2));
         s.handle_dequeue(&departure(Time(1), &b, &eb));
-        assert_eq!(s.active_flows(1), 0);
+        assert_eq!((s.packets_in(&a), s.packets_in(&b)), (0, 0));
     }
 
     #[test]

@@ -715,16 +715,6 @@ impl Sim {
         Some((c.blocked_time(self.now), per_queue))
     }
 
-    /// Active flows (BFC flow-table entries with packets in the switch) at switch egress `port`, when BFC runs.
-    pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
-        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
-            return None;
-        };
-        let sp = &self.sw_ports[sp as usize];
-        let bfc = self.switches[sp.switch as usize].bfc.as_ref()?;
-        Some(bfc.active_flows(sp.local as u16))
-    }
-
     /// The BFC state of switch `s`, when BFC runs.
     pub fn switch_bfc(&self, s: usize) -> Option<&BfcSwitch> {
         self.switches[s].bfc.as_ref()

@@ -39,7 +39,7 @@ use bfcsim_schemes::dcqcn::CnpGenerator;
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
-use crate::config::{FlowControl, NicConfig, Scheduler, SwitchConfig};
+use crate::config::{FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
 use crate::timers::TimerQueue;
 
 /// Everything a run needs besides the topology and the flows.
@@ -357,6 +357,7 @@ impl Sim {
                     queues: match sw.scheduler {
                         Scheduler::Drr => queues,
                         Scheduler::RoundRobin => queues.with_round_robin(),
+                        Scheduler::Srf => queues.with_srf(),
                     },
                     switch: s,
                     local: local as u32,
@@ -752,6 +753,14 @@ impl Sim {
             self.drop_packet(pkt, reason);
             return;
         }
+        // BFC-SRF's header field (App. A.2): the flow's payload bytes from this packet's first byte to its end,
+        // which the sender writes into each data packet. Derived here rather than carried, so that `Packet`
+        // stays one cache line; only SRF switches read it.
+        let rank = if self.params.switch.scheduler == Scheduler::Srf && p.kind == PacketKind::Data {
+            self.flows[p.flow.idx()].spec.size.0 - p.seq
+        } else {
+            0
+        };
         let out = &mut self.sw_ports[out_sp as usize];
         let ecn = &self.params.switch.ecn;
         if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect {
@@ -760,7 +769,7 @@ impl Sim {
                 self.packets.get_mut(pkt).ce = true;
             }
         }
-        out.queues.push(queue, pkt, p.size);
+        out.queues.push_ranked(queue, pkt, p.size, rank);
         let pm = self.packets.get_mut(pkt);
         pm.queued_at = self.now;
         if let Some(e) = bfc {
@@ -900,8 +909,29 @@ impl Sim {
         self.kick(port);
     }
 
-    /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet in round
-    /// robin order among ready flows. Returns whether more may wait.
+    /// The next flow host `h`'s NIC considers, taken out of its ready list: the longest waiting under round
+    /// robin; under SRF (BFC App. A.2: "NICs also follow SRF scheduling") the one with the fewest bytes left to
+    /// send, the longest waiting on a tie. A finished flow ranks 0 so that it is dropped from the list at once.
+    #[inline]
+    fn next_ready(&mut self, h: u32) -> Option<FlowId> {
+        let ready = &mut self.hosts[h as usize].ready;
+        if self.params.nic.scheduler == NicScheduler::RoundRobin {
+            return ready.pop_front();
+        }
+        let (flows, active) = (&self.flows, &self.active);
+        let remaining = |id: FlowId| match flows[id.idx()].slot {
+            NO_SLOT => 0,
+            slot => active[slot as usize].sender.remaining(),
+        };
+        let (at, _) = ready
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &id)| remaining(id))?;
+        ready.remove(at)
+    }
+
+    /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet of the ready
+    /// flows in the NIC's order ([`Sim::next_ready`]). Returns whether more may wait.
     fn nic_send(&mut self, h: u32) -> bool {
         let host = &mut self.hosts[h as usize];
         let port = host.port;
@@ -910,7 +940,7 @@ impl Sim {
             self.transmit(port, pkt);
             return more;
         }
-        while let Some(id) = self.hosts[h as usize].ready.pop_front() {
+        while let Some(id) = self.next_ready(h) {
             let info = &self.flows[id.idx()];
             if info.slot == NO_SLOT {
                 continue; // finished while queued
@@ -1246,6 +1276,30 @@ impl Sim {
             Owner::Host(_) => 0,
         }
     }
+    /// Active flows at switch egress `port` (BFC §2.3: flows "with one or more packets queued at the switch"):
+    /// distinct flows with a data packet waiting in the port's queues or being serialized onto its link, whatever
+    /// the scheme (FIFO, fair queuing, BFC with its hashed flow table alike). The packet on the wire counts so
+    /// that a lone flow at line rate, whose packets never wait, is active as in M/G/1-PS. A scan of the port's
+    /// packets: for sampling, never on the per-packet path. `None` for a host's port.
+    pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
+        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+            return None;
+        };
+        let w = &self.wires[port.idx()];
+        let sending = w.in_flight.back().filter(|_| w.busy_until > self.now);
+        let mut flows: Vec<u32> = self.sw_ports[sp as usize]
+            .queues
+            .iter()
+            .chain(sending.map(|&(_, id)| id))
+            .map(|id| self.packets.get(id))
+            .filter(|p| p.kind == PacketKind::Data)
+            .map(|p| p.flow.0)
+            .collect();
+        flows.sort_unstable();
+        flows.dedup();
+        Some(flows.len() as u32)
+    }
+
     /// The data queue index of class `class`'s first queue at switch ports.
     pub fn data_queue(&self, class: u8) -> usize {
         self.data_base + class as usize * self.queues_per_class as usize

@@ -1,0 +1,191 @@
+//! `bfcsim run EXPERIMENT --sweep KEY=V1,V2,...`: one run per point of the cartesian product of the sweeps (the
+//! first sweep varies slowest), each point an ordinary run with its values as extra `--set` overrides and its
+//! own output directory, and one summary line per point: the FCT slowdown of all non-incast flows and the
+//! active flows per sampled switch port (mean, p50, p90, p99, max, and the fraction of samples above 32, the
+//! queues per port of Tofino2 that BFC §2.3's Fig. 4 marks). Every point is deterministic on its own, so
+//! running points in parallel changes nothing but the wall time.
+
+use std::fmt::Write;
+
+use bfcsim_metrics::Summary;
+
+/// One `--sweep KEY=V1,V2,...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sweep {
+    /// The dotted key, as for `--set`.
+    pub key: String,
+    /// Its values, in order.
+    pub values: Vec<String>,
+}
+
+impl Sweep {
+    /// Parses `KEY=V1,V2,...` (values cannot contain commas).
+    pub fn parse(text: &str) -> Result<Sweep, String> {
+        let (key, values) = text
+            .split_once('=')
+            .ok_or_else(|| format!("--sweep `{text}`: expected KEY=V1,V2,..."))?;
+        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+        if key.trim().is_empty() || values.iter().any(String::is_empty) {
+            return Err(format!(
+                "--sweep `{text}`: expected KEY=V1,V2,... with no empty key or value"
+            ));
+        }
+        Ok(Sweep {
+            key: key.trim().to_string(),
+            values,
+        })
+    }
+}
+
+/// Every point of the cartesian product of `sweeps`, first sweep slowest, each as its `KEY=VALUE` overrides.
+pub fn points(sweeps: &[Sweep]) -> Vec<Vec<String>> {
+    sweeps.iter().fold(vec![Vec::new()], |acc, s| {
+        acc.iter()
+            .flat_map(|point| {
+                s.values.iter().map(move |v| {
+                    let mut p = point.clone();
+                    p.push(format!("{}={v}", s.key));
+                    p
+                })
+            })
+            .collect()
+    })
+}
+
+/// The output subdirectory of a point: its overrides joined by `,`, with path separators replaced.
+pub fn point_dir(point: &[String]) -> String {
+    point
+        .join(",")
+        .chars()
+        .map(|c| if matches!(c, '/' | '\\') { '_' } else { c })
+        .collect()
+}
+
+/// Column names of [`line`] (comma-separated, for `sweep.csv`).
+pub const COLUMNS: &str = "point,flows,unfinished,slowdown_avg,slowdown_p99,active_mean,active_p50,\
+                           active_p90,active_p99,active_max,active_above_32,violations";
+
+/// The summary of one point as the values of [`COLUMNS`] (empty where not measured).
+pub fn values(point: &[String], summary: &Summary, violations: usize) -> Vec<String> {
+    let mut v = vec![
+        point.join(" "),
+        summary.flows.to_string(),
+        summary.unfinished.to_string(),
+    ];
+    match &summary.overall.slowdown {
+        Some(s) => v.extend([format!("{:.3}", s.avg), format!("{:.3}", s.p99)]),
+        None => v.extend([String::new(), String::new()]),
+    }
+    match &summary.active_flows {
+        Some(a) => v.extend([
+            format!("{:.3}", a.mean),
+            a.p50.to_string(),
+            a.p90.to_string(),
+            a.p99.to_string(),
+            a.max.to_string(),
+            format!("{:.4}", a.fraction_above(32)),
+        ]),
+        None => v.extend(std::iter::repeat_n(String::new(), 6)),
+    }
+    v.push(violations.to_string());
+    v
+}
+
+/// The console header of the sweep's lines.
+pub fn header(width: usize) -> String {
+    format!(
+        "{:<width$} {:>8} {:>6} {:>8} {:>8} | {:>8} {:>5} {:>5} {:>5} {:>6} {:>8}",
+        "point",
+        "flows",
+        "unfin",
+        "sd avg",
+        "sd p99",
+        "act mean",
+        "p50",
+        "p90",
+        "p99",
+        "max",
+        "P(>32)"
+    )
+}
+
+/// One console line: [`values`] laid out under [`header`].
+pub fn line(values: &[String], width: usize) -> String {
+    let mut out = format!(
+        "{:<width$} {:>8} {:>6} {:>8} {:>8} | {:>8} {:>5} {:>5} {:>5} {:>6} {:>8}",
+        values[0],
+        values[1],
+        values[2],
+        values[3],
+        values[4],
+        values[5],
+        values[6],
+        values[7],
+        values[8],
+        values[9],
+        values[10]
+    );
+    if values[11] != "0" {
+        let _ = write!(out, "  INVARIANTS VIOLATED ({})", values[11]);
+    }
+    out
+}
+
+/// `sweep.csv`: [`COLUMNS`] and one row per point, quoting any value with a comma or a quote.
+pub fn csv(rows: &[Vec<String>]) -> String {
+    let quote = |v: &String| {
+        if v.contains([',', '"']) {
+            format!("\"{}\"", v.replace('"', "\"\""))
+        } else {
+            v.clone()
+        }
+    };
+    let mut out = format!("{COLUMNS}\n");
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(quote).collect();
+        let _ = writeln!(out, "{}", cells.join(","));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_are_the_product_first_sweep_slowest() {
+        let sweeps = [
+            Sweep::parse("scheme.name=ideal-fq,ideal-srf").unwrap(),
+            Sweep::parse("workload.load=0.5, 0.9").unwrap(),
+        ];
+        let p = points(&sweeps);
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0], ["scheme.name=ideal-fq", "workload.load=0.5"]);
+        assert_eq!(p[1], ["scheme.name=ideal-fq", "workload.load=0.9"]);
+        assert_eq!(p[3], ["scheme.name=ideal-srf", "workload.load=0.9"]);
+        assert_eq!(point_dir(&p[3]), "scheme.name=ideal-srf,workload.load=0.9");
+        assert_eq!(points(&[]), vec![Vec::<String>::new()]);
+        assert_eq!(
+            point_dir(&["workload.cdf=a/b.txt".into()]),
+            "workload.cdf=a_b.txt"
+        );
+    }
+
+    #[test]
+    fn malformed_sweeps_are_rejected() {
+        for bad in [
+            "workload.load",
+            "=1,2",
+            "workload.load=1,,2",
+            "workload.load=",
+        ] {
+            assert!(Sweep::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn csv_quotes_values_with_commas() {
+        let rows = vec![vec!["a=1 b=x,y".to_string(), "2".to_string()]];
+        assert_eq!(csv(&rows).lines().nth(1), Some("\"a=1 b=x,y\",2"));
+    }
+}
