@@ -226,10 +226,13 @@ pub struct GroupSpec {
     pub class: Option<u8>,
 }
 
+/// Background source and destination host indices, from `sources` and `destinations`.
+pub type Subsets = (Vec<usize>, Vec<usize>);
+
 impl WorkloadSpec {
     /// The background's source and destination host indices when `sources` or `destinations` restricts them
     /// (`None`: all-to-all), checked against `hosts` hosts.
-    pub fn subsets(&self, hosts: usize) -> Result<Option<(Vec<usize>, Vec<usize>)>, WorkloadError> {
+    pub fn subsets(&self, hosts: usize) -> Result<Option<Subsets>, WorkloadError> {
         if self.sources.is_none() && self.destinations.is_none() {
             return Ok(None);
         }
