@@ -306,7 +306,8 @@ pub struct MetricsConfig {
     /// (simulated time; both run to the end of the run).
     pub warmup: Time,
     /// The links whose switch egress ports have their active flows sampled (`core`, `fabric`, `host`, `link:N`,
-    /// `port:N`); every switch port when absent.
+    /// `port:N`); when absent, every switch port if BFC runs and none otherwise (each sample scans the queued
+    /// packets).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active_flows_on: Option<String>,
 }

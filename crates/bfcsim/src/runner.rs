@@ -185,24 +185,27 @@ pub fn simulate(
     // The engine keeps its own copy of every flow.
     drop(flows);
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
-    let sampled = match &config.metrics.active_flows_on {
-        Some(text) => {
-            Some(LinkSet::parse(text).map_err(|e| format!("metrics.active_flows_on: {e}"))?)
-        }
-        None => None,
+    // Active flows per switch port (BFC §2.3) are sampled on the ports `metrics.active_flows_on` names, or on
+    // every switch port when BFC runs: each sample scans the packets queued at the port, a cost runs that do not
+    // report the metric (the benchmark's DCTCP among them) should not pay.
+    // `None`: no sampling; `Some(None)`: every switch port; `Some(Some(set))`: the switch ports of `set`.
+    let sampled = match (&config.metrics.active_flows_on, &config.flow_control) {
+        (Some(text), _) => Some(Some(
+            LinkSet::parse(text).map_err(|e| format!("metrics.active_flows_on: {e}"))?,
+        )),
+        (None, FlowControl::Bfc(_)) => Some(None),
+        (None, _) => None,
     };
-    let switch_ports: Vec<PortId> = (0..sim.switch_count())
-        .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
-        .filter(|&p| {
-            sampled
-                .as_ref()
-                .is_none_or(|set| sim.topology().in_set(set, p))
-        })
-        .collect();
-    if switch_ports.is_empty() {
+    let switch_ports: Vec<PortId> = match &sampled {
+        None => Vec::new(),
+        Some(set) => (0..sim.switch_count())
+            .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
+            .filter(|&p| set.as_ref().is_none_or(|set| sim.topology().in_set(set, p)))
+            .collect(),
+    };
+    if let (Some(Some(set)), true) = (&sampled, switch_ports.is_empty()) {
         return Err(format!(
-            "metrics.active_flows_on: no switch port transmits on {:?}",
-            sampled.expect("a fabric without switch ports has none to sample")
+            "metrics.active_flows_on: no switch port transmits on {set:?}"
         ));
     }
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
