@@ -135,10 +135,70 @@ pub struct FlowControlReport {
     pub link_paused_max: f64,
     /// The fraction of time each switch data queue was paused, over all (port, queue) pairs.
     pub queue_paused: Option<QueuePausedReport>,
+    /// The same link fractions per transmitting node (switch or NIC), for the nodes whose links were ever
+    /// paused, most paused first: where a PFC storm or BFC's backpressure sits in the fabric.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_node: Vec<NodePausedReport>,
     /// Queues found paused longer than the watchdog bound.
     pub watchdog_alarms: u64,
     /// The first of them.
     pub first_alarm: Option<String>,
+}
+
+/// One node's share of [`FlowControlReport`]'s link pauses.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodePausedReport {
+    /// Node id.
+    pub node: u32,
+    /// `switch` or `host`.
+    pub kind: &'static str,
+    /// Its links that can be paused.
+    pub links: usize,
+    /// Mean over them of the fraction of time each was paused.
+    pub paused_mean: f64,
+    /// The largest such fraction.
+    pub paused_max: f64,
+    /// PFC PAUSE frames the node received (what `pfc.txt` lists for it); 0 under BFC, whose frames pause single
+    /// queues and are counted in total only.
+    pub pauses_received: u64,
+}
+
+impl NodePausedReport {
+    /// The nodes among `links` (node, kind, paused fraction) with a paused fraction above zero or a PAUSE
+    /// received (`pauses`: node and count), most paused (by mean) first, ties by node id.
+    pub fn by_node(
+        links: &[(u32, &'static str, f64)],
+        pauses: &std::collections::BTreeMap<u32, u64>,
+    ) -> Vec<NodePausedReport> {
+        let mut nodes: std::collections::BTreeMap<u32, NodePausedReport> = Default::default();
+        for &(node, kind, fraction) in links {
+            let r = nodes.entry(node).or_insert(NodePausedReport {
+                node,
+                kind,
+                links: 0,
+                paused_mean: 0.0,
+                paused_max: 0.0,
+                pauses_received: pauses.get(&node).copied().unwrap_or(0),
+            });
+            r.links += 1;
+            r.paused_mean += fraction;
+            r.paused_max = r.paused_max.max(fraction);
+        }
+        let mut out: Vec<NodePausedReport> = nodes
+            .into_values()
+            .map(|mut r| {
+                r.paused_mean /= r.links as f64;
+                r
+            })
+            .filter(|r| r.paused_max > 0.0 || r.pauses_received > 0)
+            .collect();
+        out.sort_by(|a, b| {
+            b.paused_mean
+                .total_cmp(&a.paused_mean)
+                .then(a.node.cmp(&b.node))
+        });
+        out
+    }
 }
 
 /// How the fraction of time each switch egress data queue was paused is distributed over the (port, queue)
@@ -200,6 +260,39 @@ mod tests {
         );
         assert_eq!(r.fraction_above(1000), 0.0);
         assert!((r.fraction_above(0) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn paused_links_group_by_node_most_paused_first() {
+        let links = [
+            (3, "switch", 0.2),
+            (3, "switch", 0.0),
+            (5, "host", 0.0),
+            (7, "switch", 0.5),
+            (9, "host", 0.0),
+        ];
+        let pauses = [(9, 2)].into_iter().collect();
+        let r = NodePausedReport::by_node(&links, &pauses);
+        let got: Vec<(u32, usize, f64, f64, u64)> = r
+            .iter()
+            .map(|n| {
+                (
+                    n.node,
+                    n.links,
+                    n.paused_mean,
+                    n.paused_max,
+                    n.pauses_received,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (7, 1, 0.5, 0.5, 0),
+                (3, 2, 0.1, 0.2, 0),
+                (9, 1, 0.0, 0.0, 2)
+            ]
+        );
     }
 
     #[test]

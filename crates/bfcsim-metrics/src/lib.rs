@@ -34,7 +34,9 @@ pub mod utilization;
 pub use buckets::BucketScheme;
 pub use budget::{BudgetConfig, BudgetReport, PeakRate, SwitchBudget, SwitchUsage};
 pub use drops::DropCounts;
-pub use hop::{ActiveFlowsReport, DelayReport, FlowControlReport, QueuePausedReport};
+pub use hop::{
+    ActiveFlowsReport, DelayReport, FlowControlReport, NodePausedReport, QueuePausedReport,
+};
 pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
 pub use occupancy::{
     BufferOccupancy, OccupancyHistogram, OccupancyReport, OccupancyStats, SwitchOccupancy,

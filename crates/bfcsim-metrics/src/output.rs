@@ -346,6 +346,19 @@ pub fn render_table(summary: &Summary) -> String {
             f.queue_collisions,
             f.index_collisions
         );
+        if let Some(n) = f.per_node.first() {
+            let _ = writeln!(
+                out,
+                "most paused node: {} {} (links paused mean {:.4} max {:.4}, {} PFC PAUSE frames received; \
+                 {} nodes paused in summary.json)",
+                n.kind,
+                n.node,
+                n.paused_mean,
+                n.paused_max,
+                n.pauses_received,
+                f.per_node.len()
+            );
+        }
         if let Some(q) = &f.queue_paused {
             let _ = writeln!(
                 out,

@@ -7,12 +7,13 @@ use std::time::Instant;
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
-    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, PathProfile, PeakRate,
-    QueuePausedReport, Summary, SummaryConfig, SwitchUsage, write_atomic, write_fct_csv,
+    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport, PathProfile,
+    PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage, write_atomic, write_fct_csv,
     write_hpcc_fct, write_hpcc_pfc, write_summary_json,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
+use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
 use bfcsim_workload::{HostSet, generate, load_flow_file, long_lived, plan};
@@ -371,10 +372,25 @@ fn group_names(config: &ExperimentConfig) -> Vec<String> {
 fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlReport {
     let h = sim.hop_stats();
     let topo = sim.topology();
-    let fractions: Vec<f64> = (0..topo.ports.len())
-        .filter_map(|i| sim.link_paused_time(bfcsim_core::PortId::from_idx(i)))
-        .map(|paused| paused.0 as f64 / duration.0 as f64)
+    let links: Vec<(u32, &'static str, f64)> = (0..topo.ports.len())
+        .filter_map(|i| {
+            let port = PortId::from_idx(i);
+            let paused = sim.link_paused_time(port)?;
+            let node = topo.ports[i].node;
+            let kind = match topo.nodes[node.idx()].kind {
+                NodeKind::Switch => "switch",
+                NodeKind::Host => "host",
+            };
+            Some((node.0, kind, paused.0 as f64 / duration.0 as f64))
+        })
         .collect();
+    let fractions: Vec<f64> = links.iter().map(|l| l.2).collect();
+    let mut pauses = std::collections::BTreeMap::new();
+    for r in sim.pfc_records().unwrap_or_default() {
+        if r.pause {
+            *pauses.entry(r.node.0).or_insert(0) += 1;
+        }
+    }
     let first_data = sim.data_queue(0);
     let queue_fractions: Vec<f64> = (0..topo.ports.len())
         .filter_map(|i| sim.port_pause_times(PortId::from_idx(i)))
@@ -393,6 +409,7 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         link_paused_mean: fractions.iter().sum::<f64>() / fractions.len().max(1) as f64,
         link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
         queue_paused: QueuePausedReport::from_fractions(queue_fractions),
+        per_node: NodePausedReport::by_node(&links, &pauses),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
     }
