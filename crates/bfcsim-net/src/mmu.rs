@@ -66,7 +66,6 @@ pub struct MmuLayout {
 /// entry per pool with its size, use and peak), so that admitting a packet reads two cache lines, not six.
 #[derive(Clone, Debug)]
 pub struct Mmu {
-    layout: MmuLayout,
     /// Per (port, queue), port-major.
     queues: Vec<QueueState>,
     pools: Vec<Pool>,
@@ -132,7 +131,6 @@ impl Mmu {
             queues_per_port: layout.queues_per_port,
             reserve: layout.reserve,
             unlimited: layout.unlimited,
-            layout,
             total: 0,
             underflows: 0,
         }
@@ -228,10 +226,6 @@ impl Mmu {
     /// Shared bytes in use in `pool`.
     pub fn pool_used(&self, pool: usize) -> u64 {
         self.pools[pool].used
-    }
-    /// The layout.
-    pub fn layout(&self) -> &MmuLayout {
-        &self.layout
     }
     /// Invariant violations seen so far: pools that went over their size, and releases of bytes not held.
     pub fn violations(&self) -> Vec<String> {
