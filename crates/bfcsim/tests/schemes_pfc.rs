@@ -16,6 +16,7 @@ fn clos128_incast_under_pfc_and_ideal_retransmission() {
     let tmp = TempDir::new("pfc-schemes");
     for scheme in [
         "dcqcn",
+        "dcqcn-rdma",
         "hpcc",
         "dctcp-pfc",
         "hpcc-ideal-retx",
@@ -47,7 +48,7 @@ fn clos128_incast_under_pfc_and_ideal_retransmission() {
         let dir = tmp.join(scheme);
         write_outputs(&dir, &config, None, &out).unwrap();
         match scheme {
-            "dcqcn" | "hpcc" | "dctcp-pfc" => {
+            "dcqcn" | "dcqcn-rdma" | "hpcc" | "dctcp-pfc" => {
                 assert_eq!(drops, 0, "{scheme}: PFC is lossless");
                 let fc = fc.expect("PFC reports");
                 assert_eq!(fc.kind, "pfc");
