@@ -31,7 +31,7 @@ fn table1(scheme: &str) -> (f64, f64) {
     let long = &summary["long_lived"][0];
     assert_eq!(
         (long["src"].as_u64(), long["dst"].as_u64()),
-        (Some(0), Some(33))
+        (Some(0), Some(2))
     );
     (
         long["share_of_link"].as_f64().unwrap(),
