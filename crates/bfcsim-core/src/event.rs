@@ -1,15 +1,22 @@
-//! The event queue: small `Copy` events ordered by (time, insertion sequence) (GUIDE §3.4).
+//! The event queue: small `Copy` events ordered by time, simultaneous ones in an order fixed by what they are
+//! (GUIDE §3.4).
 //!
-//! The sequence number makes simultaneous events fire in the order they were scheduled, which is what makes a
-//! run reproducible. The API is deliberately tiny so the implementation can change when a profile asks for it.
+//! Events due at the same picosecond pop in the order of their packed bits ([`EventBits`]: kind and
+//! component) scrambled by a mask drawn from that time, and equal events in push order. Ordering by what an
+//! event is rather than by when it was scheduled is what lets a run split across threads (each with its own
+//! queue, exchanging packets every link delay) pop every event in the same relative order as one thread:
+//! which events exist at a time does not depend on the split, the order they were pushed in does. The mask
+//! keeps that order from favouring low component ids: in lock-step scenarios (line-rate senders, equal links)
+//! many events coincide, and a fixed order would, say, let port 0 always take freed buffer first; with the mask
+//! each pair of simultaneous events comes out either way with even odds, from one instant to the next.
 //!
-//! Each entry is one `u128` key: time in the high 64 bits, a 40-bit sequence number, then the event packed in
-//! 24 bits ([`EventBits`]), so ordering two entries is one integer comparison. The structure is a calendar
+//! Each entry is one `u128` key: time in the high 64 bits, the masked event in 24 bits, then a 40-bit
+//! sequence number, so ordering two entries is one integer comparison. The structure is a calendar
 //! queue (Brown 1988) specialised to a network simulator, where almost every event is due within one link
 //! delay and one serialization of now: a ring of buckets, each `2^shift` ps wide, covers a sliding window (the
 //! horizon); a bitmap finds the next non-empty bucket; a bucket is one cache line holding up to three keys
 //! unsorted, scanned for the smallest, with a spill vector for the rare fourth and later keys. Events beyond the horizon (timeouts, far arrivals) wait in a binary heap and move into the
-//! ring as the window reaches them. Pops come out in exactly (time, sequence) order, as from a heap.
+//! ring as the window reaches them. Pops come out in exactly key order, as from a heap.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -26,12 +33,17 @@ pub trait EventBits: Copy {
 
 const EVENT_BITS: u32 = 24;
 const SEQ_BITS: u32 = 40;
-const EVENT_MASK: u128 = (1 << EVENT_BITS) - 1;
 const BUCKETS: usize = 8192;
 const WORDS: usize = BUCKETS / 64;
 const SUMMARY: usize = WORDS / 64;
 /// Keys a bucket holds in place: three `u128` and the bookkeeping fill one 64-byte line.
 const INLINE: usize = 3;
+
+/// The 24-bit mask that orders the events due at `time` among themselves: a multiplicative hash of the time.
+#[inline]
+fn tie_mask(time: Time) -> u32 {
+    (time.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EVENT_BITS)) as u32
+}
 
 /// One bucket: up to [`INLINE`] keys in place; more go to a spill vector, and while it has any the inline
 /// part stays full.
@@ -44,7 +56,7 @@ struct Bucket {
     spill: u32,
 }
 
-/// A priority queue of events keyed by (time, sequence).
+/// A priority queue of events keyed by (time, masked event bits, sequence).
 pub struct EventQueue<E> {
     buckets: Vec<Bucket>,
     /// Keys beyond their bucket's inline capacity.
@@ -100,7 +112,7 @@ impl<E: EventBits> EventQueue<E> {
     }
 
     /// Schedules `event` at `time`, which must not be earlier than the last popped event. Events at equal
-    /// times pop in push order.
+    /// times pop in the order of their bits under that time's mask, equal events in push order.
     #[inline]
     pub fn push(&mut self, time: Time, event: E) {
         let bits = event.to_bits();
@@ -109,7 +121,9 @@ impl<E: EventBits> EventQueue<E> {
             "event does not fit in {EVENT_BITS} bits"
         );
         assert!(self.seq < 1 << SEQ_BITS, "more than 2^40 events");
-        let key = (time.0 as u128) << 64 | (self.seq as u128) << EVENT_BITS | bits as u128;
+        let key = (time.0 as u128) << 64
+            | ((bits ^ tie_mask(time)) as u128) << SEQ_BITS
+            | self.seq as u128;
         self.seq += 1;
         self.insert(key);
     }
@@ -207,10 +221,9 @@ impl<E: EventBits> EventQueue<E> {
         if slot != self.cur {
             self.advance(slot);
         }
-        Some((
-            Time((key >> 64) as u64),
-            E::from_bits((key & EVENT_MASK) as u32),
-        ))
+        let time = Time((key >> 64) as u64);
+        let masked = (key >> SEQ_BITS) as u32 & ((1 << EVENT_BITS) - 1);
+        Some((time, E::from_bits(masked ^ tie_mask(time))))
     }
 
     /// Removes the smallest key of bucket `b` (non-empty) if it is due at or before `limit`.
@@ -282,6 +295,24 @@ impl<E: EventBits> EventQueue<E> {
         self.spill[self.buckets[b].spill as usize - 1].push(key);
     }
 
+    /// The time of the earliest pending event.
+    pub fn next_time(&self) -> Option<Time> {
+        let Some(slot) = self.next_slot() else {
+            return self.far.peek().map(|&Reverse(k)| Time((k >> 64) as u64));
+        };
+        let bucket = &self.buckets[(slot % BUCKETS as u64) as usize];
+        let inline = bucket.keys[..bucket.len as usize].iter();
+        let spilled = match bucket.spill {
+            0 => [].iter(),
+            s => self.spill[s as usize - 1].iter(),
+        };
+        let key = inline
+            .chain(spilled)
+            .min()
+            .expect("a bucket in use is non-empty");
+        Some(Time((key >> 64) as u64))
+    }
+
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
@@ -319,14 +350,28 @@ mod tests {
     }
 
     #[test]
-    fn ties_pop_in_push_order() {
+    fn ties_pop_in_masked_event_order_then_push_order() {
         let mut q = EventQueue::new();
-        q.push(Time(5), 2u32);
-        q.push(Time(1), 1);
+        q.push(Time(5), 4u32);
+        q.push(Time(1), 9);
+        q.push(Time(5), 2);
         q.push(Time(5), 3);
-        q.push(Time(5), 4);
+        q.push(Time(5), 2);
         let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(order, vec![1, 2, 3, 4]);
+        let mut tied = [4u32, 2, 3, 2];
+        tied.sort_by_key(|&e| e ^ tie_mask(Time(5)));
+        assert_eq!(order[0], 9);
+        assert_eq!(order[1..], tied[..]);
+    }
+
+    #[test]
+    fn the_tie_order_of_two_events_varies_between_instants() {
+        let first = |t: u64| (2u32 ^ tie_mask(Time(t))) < (3 ^ tie_mask(Time(t)));
+        let wins = (0..1000u64).filter(|&t| first(t * 83_840)).count();
+        assert!(
+            (400..600).contains(&wins),
+            "event 2 first at {wins} of 1000 instants"
+        );
     }
 
     #[test]
@@ -335,40 +380,47 @@ mod tests {
         q.push(Time(10), 1u32);
         q.push(Time(1_000_000), 2);
         assert_eq!(q.pop_until(Time(5)), None);
+        assert_eq!(q.next_time(), Some(Time(10)));
         assert_eq!(q.pop_until(Time(10)), Some((Time(10), 1)));
+        assert_eq!(q.next_time(), Some(Time(1_000_000)));
         assert_eq!(q.pop_until(Time(999_999)), None);
         assert_eq!(q.pop_until(Time::MAX), Some((Time(1_000_000), 2)));
         assert!(q.is_empty());
     }
 
     proptest! {
-        /// Against a sorted model, with horizons small and large relative to the spread of times, and pushes
-        /// never earlier than the last pop (as in a simulation).
+        /// Against a sorted model of (time, masked event, push index), with horizons small and large relative to the
+        /// spread of times, pushes never earlier than the last pop (as in a simulation), and repeated events.
         #[test]
-        fn pops_sorted_by_time_then_sequence(
+        fn pops_sorted_by_time_event_then_sequence(
             horizon in 1u64..5_000,
-            ops in prop::collection::vec((0u64..20_000, 0u8..3), 0..400),
+            ops in prop::collection::vec((0u64..20_000, 0u8..3, 0u32..8), 0..400),
         ) {
             let mut q = EventQueue::with_horizon(Time(horizon));
-            let mut model: Vec<(u64, u32)> = Vec::new();
+            let mut model: Vec<(u64, u32, usize)> = Vec::new();
             let mut now = 0;
-            for (i, (dt, op)) in ops.iter().enumerate() {
-                if *op == 0 {
+            for (i, &(dt, op, ev)) in ops.iter().enumerate() {
+                if op == 0 {
                     model.sort();
-                    let want = if model.is_empty() { None } else { Some(model.remove(0)) };
+                    let want = if model.is_empty() { None } else {
+                        let (t, e, _) = model.remove(0);
+                        Some((t, e ^ tie_mask(Time(t))))
+                    };
                     let got = q.pop().map(|(t, e)| (t.0, e));
                     prop_assert_eq!(got, want);
                     if let Some((t, _)) = got {
                         now = t;
                     }
                 } else {
-                    q.push(Time(now + dt), i as u32);
-                    model.push((now + dt, i as u32));
+                    q.push(Time(now + dt), ev);
+                    model.push((now + dt, ev ^ tie_mask(Time(now + dt)), i));
                 }
             }
             model.sort();
             let rest: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
-            prop_assert_eq!(rest, model);
+            let want: Vec<(u64, u32)> =
+                model.into_iter().map(|(t, e, _)| (t, e ^ tie_mask(Time(t)))).collect();
+            prop_assert_eq!(rest, want);
         }
     }
 }

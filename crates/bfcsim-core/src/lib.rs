@@ -3,7 +3,7 @@
 //! Layers (GUIDE §3.1), each crate depending only on the ones above it in this list:
 //!
 //! 1. `bfcsim-core` (this crate): [`Time`] in integer picoseconds, unit newtypes ([`Bytes`], [`Rate`]),
-//!    typed ids, the [`EventQueue`] ordered by (time, sequence) and per-component RNG streams ([`rng`]).
+//!    typed ids, the [`EventQueue`] ordered by time then by what the event is and per-component RNG streams ([`rng`]).
 //! 2. `bfcsim-net`: topology, routing, packets, the shared-buffer MMU, queues and schedulers.
 //! 3. `bfcsim-schemes`: sans-IO protocol state machines (congestion control, reliable delivery).
 //! 4. `bfcsim-sim`: the engine that wires switches, links and NICs to the schemes and runs events.
@@ -17,6 +17,7 @@ pub mod ids;
 pub mod input;
 pub mod parse;
 pub mod rng;
+pub mod slots;
 pub mod tagged;
 pub mod time;
 pub mod units;
@@ -26,5 +27,6 @@ pub use flow::FlowSpec;
 pub use hist::LogHistogram;
 pub use ids::{FlowId, LinkId, NodeId, PacketId, PortId};
 pub use input::InputError;
+pub use slots::Slots;
 pub use time::Time;
 pub use units::{Bytes, Rate};

@@ -4,6 +4,10 @@
 //! pop); the rest (backed-off or RTT-derived timeouts) go in a small heap. A flow keeps at most one entry:
 //! re-arming only moves the flow's own deadline, and a stale entry that fires early is pushed again at the new
 //! deadline (lazy cancellation). The event queue holds one wake-up for the earliest entry.
+//!
+//! Entries due at one instant come out ordered by (deadline, flow id), not by how they were stored: which
+//! entries exist does not depend on how a run is split across threads, but the FIFO/heap split does, and the
+//! order timers fire in must not.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -15,6 +19,8 @@ use bfcsim_core::{FlowId, Time};
 pub struct TimerQueue {
     fifo: VecDeque<(Time, FlowId)>,
     heap: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Entries already due, sorted by (deadline, flow id) descending: `pop_due` takes from the end.
+    due: Vec<(Time, u32)>,
 }
 
 impl TimerQueue {
@@ -30,27 +36,30 @@ impl TimerQueue {
     pub fn next_deadline(&self) -> Option<Time> {
         let f = self.fifo.front().map(|e| e.0);
         let h = self.heap.peek().map(|e| e.0.0);
-        match (f, h) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let d = self.due.last().map(|e| e.0);
+        [f, h, d].into_iter().flatten().min()
     }
 
-    /// Removes and returns an entry due at or before `now`.
+    /// Removes and returns an entry due at or before `now`, the earliest first and the smallest flow id on a
+    /// tie.
     pub fn pop_due(&mut self, now: Time) -> Option<FlowId> {
-        let f = self.fifo.front().map(|e| e.0);
-        let h = self.heap.peek().map(|e| e.0.0);
-        match (f, h) {
-            (Some(a), Some(b)) if b < a => (b <= now).then(|| FlowId(self.heap.pop().unwrap().0.1)),
-            (Some(a), _) => (a <= now).then(|| self.fifo.pop_front().unwrap().1),
-            (None, Some(b)) => (b <= now).then(|| FlowId(self.heap.pop().unwrap().0.1)),
-            (None, None) => None,
+        if self.due.is_empty() {
+            while let Some(&(t, f)) = self.fifo.front().filter(|e| e.0 <= now) {
+                self.due.push((t, f.0));
+                self.fifo.pop_front();
+            }
+            while let Some(&Reverse(e)) = self.heap.peek().filter(|e| e.0.0 <= now) {
+                self.due.push(e);
+                self.heap.pop();
+            }
+            self.due.sort_unstable_by(|a, b| b.cmp(a));
         }
+        self.due.pop().map(|(_, f)| FlowId(f))
     }
 
     /// Entries pending.
     pub fn len(&self) -> usize {
-        self.fifo.len() + self.heap.len()
+        self.fifo.len() + self.heap.len() + self.due.len()
     }
 
     /// True when no entry is pending.
@@ -75,5 +84,16 @@ mod tests {
         let got: Vec<u32> = std::iter::from_fn(|| q.pop_due(Time(100)).map(|f| f.0)).collect();
         assert_eq!(got, vec![3, 1, 2, 4]);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn simultaneous_entries_pop_by_flow_id_wherever_they_are_stored() {
+        let mut q = TimerQueue::default();
+        q.push(Time(10), FlowId(7));
+        q.push(Time(20), FlowId(1));
+        q.push(Time(10), FlowId(5)); // behind a later deadline: goes to the heap
+        q.push(Time(20), FlowId(0));
+        let got: Vec<u32> = std::iter::from_fn(|| q.pop_due(Time(20)).map(|f| f.0)).collect();
+        assert_eq!(got, vec![5, 7, 0, 1]);
     }
 }

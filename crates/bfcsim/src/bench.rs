@@ -25,9 +25,16 @@ pub fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Runs the benchmark and prints one line per scenario.
-pub fn run(duration: &str, scaling: bool) -> Result<(), String> {
+/// Runs the benchmark and prints one line per scenario and thread count (`threads`; empty: one thread, then as
+/// many as the machine has cores, `run.threads`).
+pub fn run(duration: &str, scaling: bool, threads: &[usize]) -> Result<(), String> {
     Time::parse(duration).map_err(|e| e.to_string())?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = match threads {
+        [] if cores > 1 => vec![1, cores],
+        [] => vec![1],
+        t => t.to_vec(),
+    };
     let mut scenarios = vec![(
         "CLOS-128 google 60%+5% incast, DCTCP",
         vec![format!("workload.duration={duration}")],
@@ -42,11 +49,23 @@ pub fn run(duration: &str, scaling: bool) -> Result<(), String> {
         ));
     }
     println!(
-        "{:<62} {:>9} {:>10} {:>12} {:>14} {:>10} {:>9}",
-        "scenario", "flows", "wall s", "events/s", "packet-hops/s", "peak MiB", "sim time"
+        "{:<62} {:>7} {:>9} {:>10} {:>12} {:>14} {:>10} {:>9}",
+        "scenario",
+        "threads",
+        "flows",
+        "wall s",
+        "events/s",
+        "packet-hops/s",
+        "peak MiB",
+        "sim time"
     );
-    for (name, overrides) in scenarios {
+    let runs = scenarios
+        .iter()
+        .flat_map(|s| threads.iter().map(move |&t| (s, t)));
+    for ((name, overrides), threads) in runs {
         reset_peak_rss();
+        let mut overrides = overrides.clone();
+        overrides.push(format!("run.threads={threads}"));
         let config = parse_experiment(Path::new("bench.toml"), CLOS128_BENCH, &overrides)
             .map_err(|e| e.to_string())?;
         let prepared = prepare(&config, Path::new("."))?;
@@ -57,8 +76,9 @@ pub fn run(duration: &str, scaling: bool) -> Result<(), String> {
         }
         let c = out.counters;
         println!(
-            "{:<62} {:>9} {:>10.2} {:>12.3e} {:>14.3e} {:>10.0} {:>9}",
+            "{:<62} {:>7} {:>9} {:>10.2} {:>12.3e} {:>14.3e} {:>10.0} {:>9}",
             name,
+            threads,
             flows,
             out.wall_secs,
             c.events as f64 / out.wall_secs,

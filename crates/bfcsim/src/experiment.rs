@@ -278,6 +278,10 @@ pub struct RunConfig {
     pub max_time: Option<Time>,
     /// Interval at which switch buffer occupancy and active flows per switch port are sampled.
     pub sample_interval: Time,
+    /// Threads one run is split over (`bfcsim_sim::sim`): the fabric is cut into that many shards that
+    /// synchronise every link delay. The results are identical for any number; it only changes the speed.
+    /// One when the run cannot be split (no link delay, or `switch.drop_notification`).
+    pub threads: usize,
 }
 
 impl Default for RunConfig {
@@ -285,6 +289,7 @@ impl Default for RunConfig {
         RunConfig {
             max_time: None,
             sample_interval: Time::from_us(10),
+            threads: 1,
         }
     }
 }

@@ -103,6 +103,10 @@ enum Command {
         /// Also run the fabric-scaling memory check (CLOS-128 and a fabric twice its size).
         #[arg(long)]
         scaling: bool,
+        /// Thread counts to run each scenario with (`run.threads`), comma-separated. Default: 1, then the
+        /// machine's core count.
+        #[arg(long, value_delimiter = ',')]
+        threads: Vec<usize>,
     },
     /// List every scheme with its parameters and defaults.
     Schemes,
@@ -196,9 +200,11 @@ fn real_main() -> Result<ExitCode, String> {
             ours,
             options,
         } => compare_files(&reference, &ours, &options).map(|()| ExitCode::SUCCESS),
-        Command::Bench { duration, scaling } => {
-            bfcsim::bench::run(&duration, scaling).map(|()| ExitCode::SUCCESS)
-        }
+        Command::Bench {
+            duration,
+            scaling,
+            threads,
+        } => bfcsim::bench::run(&duration, scaling, &threads).map(|()| ExitCode::SUCCESS),
         Command::Schemes => {
             print!("{}", bfcsim::presets::describe());
             Ok(ExitCode::SUCCESS)
@@ -406,9 +412,11 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
     println!("{}", render_table(&outcome.summary));
     let c = &outcome.counters;
     println!(
-        "simulated {} in {:.2} s: {} events ({:.2} M/s), {} packet-hops ({:.2} M/s); outputs in {}",
+        "simulated {} in {:.2} s on {} thread{}: {} events ({:.2} M/s), {} packet-hops ({:.2} M/s); outputs in {}",
         outcome.end,
         outcome.wall_secs,
+        outcome.threads,
+        if outcome.threads == 1 { "" } else { "s" },
         c.events,
         c.events as f64 / outcome.wall_secs / 1e6,
         c.hops,

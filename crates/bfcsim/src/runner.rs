@@ -154,8 +154,10 @@ pub struct Outcome {
     pub base_rtt: Time,
     /// Largest number of packets alive at once (memory high-water of the packet slab).
     pub peak_packets: usize,
-    /// Every PFC frame received, in event order, when PFC ran (HPCC's `pfc.txt`).
+    /// Every PFC frame received, by time (then node and port), when PFC ran (HPCC's `pfc.txt`).
     pub pfc: Option<Vec<PfcRecord>>,
+    /// Threads (shards) the run was split over (`run.threads`, or one when it cannot be split).
+    pub threads: usize,
 }
 
 /// Simulates `prepared` under `config`, calling `progress` after every slice.
@@ -182,7 +184,7 @@ pub fn simulate(
     let last = flows.last().map_or(Time::ZERO, |f| f.start);
     let limit = config.run.max_time.unwrap_or(last + Time::from_secs(1));
     let interval = config.run.sample_interval.max(Time::from_ps(1));
-    let mut sim = Sim::new(topology, &flows, params)?;
+    let mut sim = Sim::with_threads(topology, &flows, params, config.run.threads)?;
     // The engine keeps its own copy of every flow.
     drop(flows);
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
@@ -308,9 +310,9 @@ pub fn simulate(
         }
     }
     summary.links = links.report();
-    summary.queuing_delay = Some(DelayReport::from_ps(sim.queuing_delay()));
+    summary.queuing_delay = Some(DelayReport::from_ps(&sim.queuing_delay()));
     if sim.single_packet_delay().count() > 0 {
-        summary.single_packet_delay = Some(DelayReport::from_ps(sim.single_packet_delay()));
+        summary.single_packet_delay = Some(DelayReport::from_ps(&sim.single_packet_delay()));
     }
     if let Some((opened, acked)) = &at_warmup {
         summary.long_lived = long_lived
@@ -354,7 +356,8 @@ pub fn simulate(
         bdp: ctx.bdp.0,
         base_rtt: ctx.base_rtt,
         peak_packets: sim.peak_packets(),
-        pfc: sim.pfc_records().map(<[PfcRecord]>::to_vec),
+        pfc: sim.pfc_records(),
+        threads: sim.shard_count(),
     })
 }
 

@@ -106,6 +106,15 @@ pub struct BfcStats {
     pub recirculations: u64,
 }
 
+bfcsim_core::add_fields!(BfcStats {
+    assignments,
+    queue_collisions,
+    index_collisions,
+    pauses,
+    resumes,
+    recirculations,
+});
+
 /// The BFC state of one switch.
 #[derive(Clone, Debug)]
 pub struct BfcSwitch {

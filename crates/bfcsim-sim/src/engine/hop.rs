@@ -2,8 +2,8 @@
 //! the strict-priority control queue, the periodic refresh of paused state, and a watchdog that makes
 //! deadlocks (App. B) visible. BFC's own state lives in [`BfcSwitch`]; this module moves packets and frames.
 //!
-//! PFC ([`super::pfc`]) shares the frames ([`Sim::send_frame`], [`Sim::receive_hop_frame`]), the pausing of
-//! switch queues and NIC queues ([`Sim::set_port_paused`], [`Sim::set_nic_paused`]) and their clocks: under
+//! PFC ([`super::pfc`]) shares the frames ([`Shard::send_frame`], [`Shard::receive_hop_frame`]), the pausing of
+//! switch queues and NIC queues ([`Shard::set_port_paused`], [`Shard::set_nic_paused`]) and their clocks: under
 //! PFC a NIC queue is a priority, and a paused priority parks every flow of that class at the NIC.
 
 use std::collections::BTreeSet;
@@ -181,26 +181,59 @@ pub struct HopStats {
     pub bfc: bfcsim_schemes::bfc::BfcStats,
 }
 
+impl std::ops::Add for HopStats {
+    type Output = HopStats;
+    /// Two shards' counts together; the first alarm is the left one's, else the right one's.
+    fn add(self, o: HopStats) -> HopStats {
+        HopStats {
+            pause_frames: self.pause_frames + o.pause_frames,
+            resume_frames: self.resume_frames + o.resume_frames,
+            refresh_frames: self.refresh_frames + o.refresh_frames,
+            frames_lost: self.frames_lost + o.frames_lost,
+            watchdog_alarms: self.watchdog_alarms + o.watchdog_alarms,
+            first_alarm: self.first_alarm.or(o.first_alarm),
+            bfc: self.bfc + o.bfc,
+        }
+    }
+}
+
 /// Run-wide per-hop flow control state.
 pub(super) struct HopState {
     /// Bitmaps of refresh frames in flight, by the index in the frame's `seq`.
-    maps: Vec<Vec<u64>>,
-    free_maps: Vec<u32>,
-    loss_rng: Rng,
+    maps: Slots<Vec<u64>>,
+    /// The draws of `lose_frames`, one stream per receiving port (empty unless frames are lost on purpose), so
+    /// that a frame's fate depends only on its port's history.
+    loss_rngs: Vec<Rng>,
     stats: HopStats,
+    /// When the first alarm was raised and its position in the watchdog's scan (switch ports, then hosts), to
+    /// pick the same first alarm among shards as one engine would.
+    first_alarm_at: Option<(Time, usize)>,
+    /// A watchdog event is pending.
+    watchdog_pending: bool,
     /// Some per-hop flow control pauses queues (BFC or PFC).
     pub(super) enabled: bool,
 }
 
 impl HopState {
-    pub(super) fn new(seed: u64) -> HopState {
+    pub(super) fn new() -> HopState {
         HopState {
-            maps: Vec::new(),
-            free_maps: Vec::new(),
-            loss_rng: rng::stream(seed, Stream::Other(0x4f50)),
+            maps: Slots::default(),
+            loss_rngs: Vec::new(),
             stats: HopStats::default(),
+            first_alarm_at: None,
+            watchdog_pending: false,
             enabled: false,
         }
+    }
+
+    /// Keeps a refresh frame's bitmap until the frame arrives; returns the index the frame carries.
+    pub(super) fn store_map(&mut self, map: Vec<u64>) -> u32 {
+        self.maps.insert(map)
+    }
+
+    /// Takes the bitmap stored at `index` back.
+    pub(super) fn take_map(&mut self, index: u32) -> Vec<u64> {
+        self.maps.take(index)
     }
 }
 
@@ -223,7 +256,7 @@ impl EgressView for Egress<'_> {
     }
 }
 
-impl Sim {
+impl Shard {
     fn bfc_config(&self) -> Option<&BfcConfig> {
         match &self.params.flow_control {
             FlowControl::Bfc(c) => Some(c),
@@ -266,8 +299,19 @@ impl Sim {
             sw.bfc = Some(bfc);
             sw.elide = elide;
         }
+        if cfg.lose_frames > 0.0 {
+            self.hop.loss_rngs = (0..self.topo.ports.len() as u32)
+                .map(|p| rng::stream(self.params.seed, Stream::Other(0x4f50_0000 | p)))
+                .collect();
+        }
         let at = self.now + cfg.watchdog / 2;
         self.events.push(at, Event::Watchdog);
+        self.hop.watchdog_pending = true;
+    }
+
+    /// No event is pending but the watchdog's.
+    pub(crate) fn idle(&self) -> bool {
+        self.events.len() == usize::from(self.hop.watchdog_pending)
     }
 
     /// BFC's enqueue operations for data packet `p` entering switch `s` through `in_sp`, bound for `out_sp`.
@@ -312,7 +356,7 @@ impl Sim {
             .handle_enqueue(&arrival, &view)
     }
 
-    /// Undoes [`Sim::bfc_enqueue`] for a packet the buffer then dropped: as if it had left at once. A PAUSE
+    /// Undoes [`Shard::bfc_enqueue`] for a packet the buffer then dropped: as if it had left at once. A PAUSE
     /// it caused is cancelled by the RESUME of its leaving, so neither is sent.
     pub(super) fn bfc_undo(&mut self, s: usize, in_sp: u32, out_sp: u32, p: &Packet, e: &Enqueued) {
         let d = Departure {
@@ -462,16 +506,7 @@ impl Sim {
         let bitmap = bfc.paused_bitmap(local);
         let still = bfc.paused_at(local) > 0;
         let size = self.bfc_config().expect("BFC runs").frame_size + (bitmap.len() * 8) as u32;
-        let index = match self.hop.free_maps.pop() {
-            Some(i) => {
-                self.hop.maps[i as usize] = bitmap;
-                i
-            }
-            None => {
-                self.hop.maps.push(bitmap);
-                self.hop.maps.len() as u32 - 1
-            }
-        };
+        let index = self.hop.store_map(bitmap);
         self.hop.stats.refresh_frames += 1;
         self.send_frame(port, PacketKind::Refresh, index as u64, size);
         if still {
@@ -481,7 +516,7 @@ impl Sim {
 
     fn release_map(&mut self, kind: PacketKind, seq: u64) {
         if kind == PacketKind::Refresh {
-            self.hop.free_maps.push(seq as u32);
+            self.hop.take_map(seq as u32);
         }
     }
 
@@ -490,7 +525,10 @@ impl Sim {
     pub(super) fn receive_hop_frame(&mut self, port: PortId, pkt: PacketId) {
         let p = *self.packets.get(pkt);
         let lose = self.bfc_config().map_or(0.0, |c| c.lose_frames);
-        if p.kind != PacketKind::Refresh && lose > 0.0 && self.hop.loss_rng.random::<f64>() < lose {
+        if p.kind != PacketKind::Refresh
+            && lose > 0.0
+            && self.hop.loss_rngs[port.idx()].random::<f64>() < lose
+        {
             self.hop.stats.frames_lost += 1;
             self.drop_packet(pkt, DropReason::InjectedLoss);
             return;
@@ -503,8 +541,7 @@ impl Sim {
             return;
         }
         let bitmap = if p.kind == PacketKind::Refresh {
-            self.hop.free_maps.push(p.seq as u32);
-            Some(std::mem::take(&mut self.hop.maps[p.seq as usize]))
+            Some(self.hop.take_map(p.seq as u32))
         } else {
             None
         };
@@ -640,35 +677,42 @@ impl Sim {
     pub(super) fn watchdog(&mut self) {
         let bound = self.bfc_config().expect("BFC runs").watchdog;
         let now = self.now;
+        // (position in the scan, description)
         let mut alarms = Vec::new();
-        for sp in &mut self.sw_ports {
+        for (i, sp) in self.sw_ports.iter_mut().enumerate() {
             for (q, d) in sp.pause.overdue(now, bound) {
                 let node = self.switches[sp.switch as usize].node;
-                alarms.push(format!(
-                    "switch {node} port {} queue {q} paused for {d}",
-                    sp.local
+                alarms.push((
+                    i,
+                    format!("switch {node} port {} queue {q} paused for {d}", sp.local),
                 ));
             }
         }
+        let ports = self.sw_ports.len();
         for (h, host) in self.hosts.iter_mut().enumerate() {
             if let Some(clock) = &mut host.nic.clock {
                 for (q, d) in clock.overdue(now, bound) {
-                    alarms.push(format!(
-                        "host {} NIC queue {q} paused for {d}",
-                        self.topo.hosts[h]
+                    alarms.push((
+                        ports + h,
+                        format!("host {} NIC queue {q} paused for {d}", self.topo.hosts[h]),
                     ));
                 }
             }
         }
         self.hop.stats.watchdog_alarms += alarms.len() as u64;
-        if self.hop.stats.first_alarm.is_none() {
-            self.hop.stats.first_alarm =
-                alarms.into_iter().next().map(|a| format!("at {now}: {a}"));
+        if self.hop.stats.first_alarm.is_none()
+            && let Some((i, a)) = alarms.into_iter().next()
+        {
+            self.hop.stats.first_alarm = Some(format!("at {now}: {a}"));
+            self.hop.first_alarm_at = Some((now, i));
         }
-        // Only while something else is pending, so that a run with nothing left to do still ends.
-        if !self.events.is_empty() {
-            self.events.push(now + bound / 2, Event::Watchdog);
-        }
+        // Always re-armed: the run ([`crate::sim::Sim`]) ends when nothing but watchdogs is pending.
+        self.events.push(now + bound / 2, Event::Watchdog);
+    }
+
+    /// When and where in the watchdog's scan the first alarm was raised.
+    pub(crate) fn first_alarm_at(&self) -> Option<(Time, usize)> {
+        self.hop.first_alarm_at
     }
 
     /// Per-hop flow control counts so far.
@@ -676,13 +720,7 @@ impl Sim {
         let mut stats = self.hop.stats.clone();
         for sw in &self.switches {
             if let Some(b) = &sw.bfc {
-                let s = b.stats();
-                stats.bfc.assignments += s.assignments;
-                stats.bfc.queue_collisions += s.queue_collisions;
-                stats.bfc.index_collisions += s.index_collisions;
-                stats.bfc.pauses += s.pauses;
-                stats.bfc.resumes += s.resumes;
-                stats.bfc.recirculations += s.recirculations;
+                stats.bfc = stats.bfc + b.stats();
             }
         }
         stats
@@ -721,13 +759,13 @@ impl Sim {
     }
 
     /// Time each data packet waited in each switch egress queue (ps), since the start or the last
-    /// [`Sim::reset_queuing_delay`].
+    /// [`Shard::reset_queuing_delay`].
     pub fn queuing_delay(&self) -> &LogHistogram {
         &self.queuing_delay
     }
 
     /// Time the packets of one-packet flows waited in each switch egress queue (ps), as
-    /// [`Sim::queuing_delay`].
+    /// [`Shard::queuing_delay`].
     pub fn single_packet_delay(&self) -> &LogHistogram {
         &self.single_packet_delay
     }

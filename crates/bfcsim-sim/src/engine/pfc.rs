@@ -10,7 +10,7 @@
 //!   PAUSE for the priority out of the ingress port.
 //! - When the packet is dequeued, its bytes are released; the release that brings the (port, priority) back
 //!   under the resume threshold sends a RESUME.
-//! - PAUSE and RESUME are 64 B frames in the strict-priority control queue ([`Sim::send_frame`]), outside
+//! - PAUSE and RESUME are 64 B frames in the strict-priority control queue ([`Shard::send_frame`]), outside
 //!   PFC's accounting (ns-3's qIndex 0) but counted in the egress MMU like every queued byte. At the upstream
 //!   switch port every data queue of the priority stops (the packet being serialized finishes); at a NIC
 //!   every flow of the priority stops (its NIC queue is the priority) while ACKs, NACKs and CNPs still go.
@@ -35,7 +35,7 @@ pub(super) struct PfcState {
     records: Vec<PfcRecord>,
 }
 
-impl Sim {
+impl Shard {
     /// Creates each switch's ingress accounting from its links (headroom from each ingress link's rate and
     /// delay, `third.cc`'s per-switch loop).
     pub(super) fn init_pfc(&mut self) -> Result<(), String> {
@@ -106,7 +106,7 @@ impl Sim {
         Ok(())
     }
 
-    /// Packet `pkt`, admitted by [`Sim::pfc_admit`], leaves switch port `sp`: its ingress bytes are released, which may resume its
+    /// Packet `pkt`, admitted by [`Shard::pfc_admit`], leaves switch port `sp`: its ingress bytes are released, which may resume its
     /// ingress.
     #[inline(never)]
     pub(super) fn pfc_dequeue(&mut self, sp: u32, pkt: PacketId) {

@@ -49,7 +49,7 @@ pub(super) struct RateState {
     timer_event_at: Option<Time>,
 }
 
-impl Sim {
+impl Shard {
     /// Turns on what the configured controller needs.
     pub(super) fn init_rate(&mut self) {
         let r = &mut self.rate;

@@ -1,0 +1,549 @@
+//! A run split across threads: conservative synchronous windows over shards of the network (GUIDE §3.4).
+//!
+//! The nodes are divided among shards ([`crate::engine::Shard`]), each a complete engine that handles the
+//! events of the ports, switches and hosts it owns. A packet sent on a link whose far end belongs to another
+//! shard leaves as a parcel and arrives no earlier than the link's delay later. So every shard can process a
+//! window of simulated time `[t0, t0 + L)`, `L` the smallest link delay of the fabric (the lookahead), without
+//! hearing from the others; between windows the shards swap parcels and agree on the next window, which starts
+//! at the earliest pending event anywhere (idle stretches cost nothing).
+//!
+//! A run's results do not depend on the number of shards: the events due at one instant fire in an order fixed
+//! by what they are (see `bfcsim_core::event`), not by when they were scheduled, so each shard sees its events
+//! in the order one engine would; a one-shard run uses the same windows and stops, like a split one, at the
+//! end of the window in which the last flow finishes. Everything a run reports is added up (counters,
+//! histograms) or read from the shard owning the port, switch or flow. Two quantities are per shard: the peak
+//! number of live packets (the sum of the shards' peaks, at most that many) and events pushed.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use bfcsim_core::{FlowId, FlowSpec, LogHistogram, NodeId, PortId, Rate, Time};
+use bfcsim_net::mmu::{DropReason, Mmu};
+use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
+use bfcsim_net::topology::{NodeKind, Topology};
+use bfcsim_schemes::bfc::BfcSwitch;
+use bfcsim_schemes::cc::FlowContext;
+
+use crate::engine::{Counters, HopStats, Ownership, Parcel, Shard, SimParams};
+
+/// A simulation of one topology, one flow list and one configuration, on one thread or several.
+pub struct Sim {
+    shards: Vec<Shard>,
+    /// The shard of each node.
+    node_shard: Vec<u8>,
+    /// The lookahead: no parcel is due sooner than this after it is sent (zero: one shard, one window).
+    lookahead: Time,
+    /// Every flow has finished, or nothing is pending anywhere.
+    done: bool,
+}
+
+impl Sim {
+    /// Builds the network and schedules the flows (which must be sorted by start time), on one thread.
+    pub fn new(topo: Topology, flows: &[FlowSpec], params: SimParams) -> Result<Sim, String> {
+        Sim::with_threads(topo, flows, params, 1)
+    }
+
+    /// [`Sim::new`] in as many shards, each run by its own thread, as `threads` asks for and the run allows
+    /// (see [`Sim::shards_for`]). The results are the same for any number.
+    pub fn with_threads(
+        topo: Topology,
+        flows: &[FlowSpec],
+        params: SimParams,
+        threads: usize,
+    ) -> Result<Sim, String> {
+        // A packet reaches the far end no sooner than the link's propagation delay after it starts (into a
+        // switch, its processing delay later still, which only makes the bound safe).
+        let lookahead = topo
+            .links
+            .iter()
+            .map(|l| l.delay)
+            .min()
+            .unwrap_or(Time::ZERO);
+        let shards = Sim::shards_for(&topo, &params, lookahead, threads);
+        let node_shard = partition(&topo, shards);
+        let shared: std::sync::Arc<[u8]> = node_shard.clone().into();
+        let mut built = Vec::with_capacity(shards as usize);
+        for me in 0..shards {
+            let own = Ownership {
+                me,
+                node_shard: shared.clone(),
+                shards,
+            };
+            built.push(Shard::new(topo.clone(), flows, params.clone(), own)?);
+        }
+        let done = flows.is_empty();
+        Ok(Sim {
+            shards: built,
+            node_shard,
+            lookahead,
+            done,
+        })
+    }
+
+    /// How many shards a run gets: `threads`, but one when the links have no delay to look ahead over,
+    /// when the fabric has fewer switches than shards, or when switches tell senders of drops at once
+    /// (`switch.drop_notification`: a message with no delay, which no window could wait for).
+    fn shards_for(topo: &Topology, params: &SimParams, lookahead: Time, threads: usize) -> u8 {
+        let switches = topo
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Switch)
+            .count();
+        let wanted = threads.clamp(1, 64).min(switches.max(1)) as u8;
+        if lookahead == Time::ZERO || params.switch.drop_notification {
+            1
+        } else {
+            wanted
+        }
+    }
+
+    /// Number of shards (threads) the run uses.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Driving the run
+
+    /// Processes every event up to and including `limit` (and, once the last flow finishes, the rest of that
+    /// window). Returns false once nothing is left to do (every flow finished, or nothing pending but
+    /// watchdogs). Slicing a run into several calls gives the same result as one call.
+    pub fn run_until(&mut self, limit: Time) -> bool {
+        if !self.done {
+            if self.shards.len() == 1 {
+                self.run_one(limit);
+            } else {
+                self.run_parallel(limit);
+            }
+        }
+        if !self.done && limit != Time::MAX {
+            self.shards.iter_mut().for_each(|s| s.set_now(limit));
+        }
+        !self.done
+    }
+
+    /// Runs until every flow finished or nothing is pending.
+    pub fn run(&mut self) {
+        self.run_until(Time::MAX);
+    }
+
+    /// True when every flow has finished or nothing is pending.
+    pub fn finished(&self) -> bool {
+        self.done
+    }
+
+    /// Runs windows on the one shard: each starts at the earliest pending event and lasts the lookahead.
+    fn run_one(&mut self, limit: Time) {
+        let (total, lookahead) = (self.shards[0].flow_count(), self.lookahead);
+        let shard = &mut self.shards[0];
+        loop {
+            let t0 = shard.next_event();
+            if t0 > limit {
+                return;
+            }
+            let end = if lookahead == Time::ZERO {
+                limit
+            } else {
+                Time(t0.0.saturating_add(lookahead.0 - 1)).min(limit)
+            };
+            shard.run_window(end);
+            if shard.flows_done() == total || shard.idle() {
+                self.done = true;
+                return;
+            }
+        }
+    }
+
+    /// [`Sim::run_one`] on one thread per shard. Each round, every shard runs the window, posts its parcels,
+    /// next event and progress on the board, waits for the others, and then reads every shard's post: all reach
+    /// the same decision on the next window and on whether the run is over.
+    fn run_parallel(&mut self, limit: Time) {
+        let n = self.shards.len();
+        let total = self.shards[0].flow_count();
+        let board = Board::new(n);
+        let lookahead = self.lookahead;
+        let first = self
+            .shards
+            .iter()
+            .map(Shard::next_event)
+            .min()
+            .expect("shards");
+        let over = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for (me, shard) in self.shards.iter_mut().enumerate() {
+                let (board, over) = (&board, &over);
+                let mut work = move || {
+                    let (mut t0, mut round, mut inbox) = (first, 0usize, Vec::new());
+                    while t0 <= limit {
+                        let end = Time(t0.0.saturating_add(lookahead.0 - 1)).min(limit);
+                        shard.run_window(end);
+                        let slots = &board.slots[round % 2];
+                        {
+                            let mut post = slots[me].lock().expect("no shard panicked");
+                            for to in 0..n {
+                                shard.take_outbox(to, &mut post.parcels[to]);
+                            }
+                            post.sent = post.parcels.iter().map(Vec::len).sum();
+                            post.next = post
+                                .parcels
+                                .iter()
+                                .flatten()
+                                .map(|p| p.arrive)
+                                .fold(shard.next_event(), Time::min);
+                            post.done = shard.flows_done();
+                            post.idle = shard.idle();
+                        }
+                        board.wait();
+                        let (mut next, mut done, mut idle) = (Time::MAX, 0, true);
+                        for slot in slots {
+                            let mut post = slot.lock().expect("no shard panicked");
+                            inbox.append(&mut post.parcels[me]);
+                            next = next.min(post.next);
+                            done += post.done;
+                            idle &= post.idle && post.sent == 0;
+                        }
+                        shard.accept(&mut inbox);
+                        round += 1;
+                        if done == total || idle {
+                            over.store(1, Ordering::Relaxed);
+                            break;
+                        }
+                        t0 = next;
+                    }
+                };
+                if me + 1 == n {
+                    work();
+                } else {
+                    scope.spawn(work);
+                }
+            }
+        });
+        self.done = over.into_inner() == 1;
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Observation
+
+    /// The shard owning `node`.
+    fn of_node(&self, node: NodeId) -> &Shard {
+        &self.shards[self.node_shard[node.idx()] as usize]
+    }
+
+    /// The shard owning the transmitting side of `port`.
+    fn of_port(&self, port: PortId) -> &Shard {
+        let node = self.shards[0].topology().ports[port.idx()].node;
+        self.of_node(node)
+    }
+
+    /// The shard owning switch `s`.
+    fn of_switch(&self, s: usize) -> &Shard {
+        self.of_node(self.shards[0].switch_node(s))
+    }
+
+    /// The shard owning flow `id`'s source.
+    fn of_flow(&self, id: FlowId) -> &Shard {
+        let src = self.shards[0].flow(id).0.src;
+        self.of_node(src)
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.shards
+            .iter()
+            .map(Shard::now)
+            .max()
+            .unwrap_or(Time::ZERO)
+    }
+    /// Counters so far.
+    pub fn counters(&self) -> Counters {
+        self.shards
+            .iter()
+            .map(Shard::counters)
+            .fold(Counters::default(), |a, b| a + b)
+    }
+    /// Packets dropped, by reason.
+    pub fn drops(&self) -> Vec<(DropReason, u64)> {
+        let mut all = self.shards[0].drops();
+        for s in &self.shards[1..] {
+            for (a, (_, n)) in all.iter_mut().zip(s.drops()) {
+                a.1 += n;
+            }
+        }
+        all
+    }
+    /// Flows finished so far.
+    pub fn flows_done(&self) -> usize {
+        self.shards.iter().map(Shard::flows_done).sum()
+    }
+    /// Number of flows.
+    pub fn flow_count(&self) -> usize {
+        self.shards[0].flow_count()
+    }
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        self.shards[0].topology()
+    }
+    /// The parameters.
+    pub fn params(&self) -> &SimParams {
+        self.shards[0].params()
+    }
+    /// The context controllers are created with (BDP, base RTT).
+    pub fn flow_context(&self) -> FlowContext {
+        self.shards[0].flow_context()
+    }
+    /// One flow's outcome: its spec, its 5-tuple ports, and when it finished.
+    pub fn flow(&self, id: FlowId) -> (&FlowSpec, u16, u16, Option<Time>) {
+        self.of_flow(id).flow(id)
+    }
+    /// Payload bytes of flow `id` acknowledged so far (its size once finished, 0 before it starts).
+    pub fn flow_acked(&self, id: FlowId) -> u64 {
+        self.of_flow(id).flow_acked(id)
+    }
+    /// The forward (data) and reverse (ACK) paths of flow `id` under flow-level ECMP, as ports in order.
+    pub fn flow_paths(&self, id: FlowId) -> (Vec<PortId>, Vec<PortId>) {
+        self.shards[0].flow_paths(id)
+    }
+    /// Rate and delay (propagation plus the receiving switch's processing delay) of the link leaving `port`.
+    pub fn port_link(&self, port: PortId) -> (Rate, Time) {
+        self.shards[0].port_link(port)
+    }
+    /// Bytes transmitted on `port`'s link so far.
+    pub fn port_tx_bytes(&self, port: PortId) -> u64 {
+        self.of_port(port).port_tx_bytes(port)
+    }
+    /// The most packets that were alive at once in one shard, added over shards (an upper bound on the most
+    /// alive at once in the run; exact with one shard).
+    pub fn peak_packets(&self) -> usize {
+        self.shards.iter().map(Shard::peak_packets).sum()
+    }
+    /// Number of switches.
+    pub fn switch_count(&self) -> usize {
+        self.shards[0].switch_count()
+    }
+    /// The node of switch `s`.
+    pub fn switch_node(&self, s: usize) -> NodeId {
+        self.shards[0].switch_node(s)
+    }
+    /// The buffer of switch `s` (occupancy per switch, pool, port and queue).
+    pub fn switch_mmu(&self, s: usize) -> &Mmu {
+        self.of_switch(s).switch_mmu(s)
+    }
+    /// Bytes waiting in queue `q` of switch egress `port` (not counting the packet being serialized).
+    pub fn egress_queue_bytes(&self, port: PortId, q: usize) -> u64 {
+        self.of_port(port).egress_queue_bytes(port, q)
+    }
+    /// Active flows at switch egress `port` ([`Shard::port_active_flows`]).
+    pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
+        self.of_port(port).port_active_flows(port)
+    }
+    /// The data queue index of class `class`'s first queue at switch ports.
+    pub fn data_queue(&self, class: u8) -> usize {
+        self.shards[0].data_queue(class)
+    }
+    /// The switch queue flow `id`'s data packets join at every switch port.
+    pub fn flow_queue(&self, id: FlowId) -> usize {
+        self.shards[0].flow_queue(id)
+    }
+    /// Per-hop flow control counts so far.
+    pub fn hop_stats(&self) -> HopStats {
+        let mut all = HopStats::default();
+        let mut first: Option<(Time, usize, String)> = None;
+        for s in &self.shards {
+            let h = s.hop_stats();
+            if let (Some(at), Some(text)) = (s.first_alarm_at(), h.first_alarm.clone())
+                && first.as_ref().is_none_or(|f| (at.0, at.1) < (f.0, f.1))
+            {
+                first = Some((at.0, at.1, text));
+            }
+            all = all + h;
+        }
+        all.first_alarm = first.map(|f| f.2);
+        all
+    }
+    /// Time `port`'s link spent paused so far (per-hop flow control), `None` if it never runs.
+    pub fn link_paused_time(&self, port: PortId) -> Option<Time> {
+        self.of_port(port).link_paused_time(port)
+    }
+    /// [`Shard::port_pause_times`] of the shard owning `port`.
+    pub fn port_pause_times(&self, port: PortId) -> Option<(Time, Vec<Time>)> {
+        self.of_port(port).port_pause_times(port)
+    }
+    /// BFC's state at switch `s`, when BFC runs.
+    pub fn switch_bfc(&self, s: usize) -> Option<&BfcSwitch> {
+        self.of_switch(s).switch_bfc(s)
+    }
+    /// Time each data packet waited in each switch egress queue, in picoseconds.
+    pub fn queuing_delay(&self) -> LogHistogram {
+        self.merged(Shard::queuing_delay)
+    }
+    /// The same for the packets of one-packet flows.
+    pub fn single_packet_delay(&self) -> LogHistogram {
+        self.merged(Shard::single_packet_delay)
+    }
+    fn merged(&self, of: impl Fn(&Shard) -> &LogHistogram) -> LogHistogram {
+        let mut all = LogHistogram::new();
+        self.shards.iter().for_each(|s| all.merge(of(s)));
+        all
+    }
+    /// Forgets the queuing delays recorded so far (the measurement window opens).
+    pub fn reset_queuing_delay(&mut self) {
+        self.shards.iter_mut().for_each(Shard::reset_queuing_delay);
+    }
+    /// PFC's PAUSE and RESUME frames so far in HPCC's `pfc.txt` order: by time, then node and port.
+    pub fn pfc_records(&self) -> Option<Vec<PfcRecord>> {
+        let mut all: Vec<PfcRecord> = Vec::new();
+        for s in &self.shards {
+            all.extend_from_slice(s.pfc_records()?);
+        }
+        all.sort_by_key(|r| (r.time, r.node.0, r.if_index, r.pause));
+        Some(all)
+    }
+    /// PFC's pause state of switch egress `port`, when PFC runs.
+    pub fn pfc_port(&self, port: PortId) -> Option<&PortPause> {
+        self.of_port(port).pfc_port(port)
+    }
+    /// PFC's ingress accounting of switch `s`, when PFC runs.
+    pub fn switch_pfc(&self, s: usize) -> Option<&PfcIngress> {
+        self.of_switch(s).switch_pfc(s)
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Invariants
+
+    /// Checks the end-of-run invariants: every injected packet and byte is delivered, dropped with a reason
+    /// or still somewhere in the network (NIC, queue, wire or between shards); no buffer went over its
+    /// capacity; no counter went negative; each switch's occupancy equals what its queues hold. Returns every
+    /// violation found.
+    pub fn check_invariants(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .shards
+            .iter()
+            .flat_map(Shard::local_violations)
+            .collect();
+        let c = self.counters();
+        let (mut pkts, mut bytes) = (0u64, 0u64);
+        for s in &self.shards {
+            let (p, b) = s.census();
+            pkts += p;
+            bytes += b;
+        }
+        if c.injected_pkts != c.delivered_pkts + c.dropped_pkts + pkts {
+            v.push(format!(
+                "packets: {} injected != {} delivered + {} dropped + {pkts} in flight",
+                c.injected_pkts, c.delivered_pkts, c.dropped_pkts
+            ));
+        }
+        if c.injected_bytes != c.delivered_bytes + c.dropped_bytes + bytes {
+            v.push(format!(
+                "bytes: {} injected != {} delivered + {} dropped + {bytes} in flight",
+                c.injected_bytes, c.delivered_bytes, c.dropped_bytes
+            ));
+        }
+        v
+    }
+}
+
+/// Splits the nodes into `shards` groups of about equal work: the switches that hosts hang off (with their
+/// hosts) in contiguous blocks of about equal host counts, the other switches in contiguous blocks of about
+/// equal counts. In a leaf-spine each shard gets a block of racks and of spines; in a fat-tree, of pods.
+fn partition(topo: &Topology, shards: u8) -> Vec<u8> {
+    let mut of = vec![0u8; topo.nodes.len()];
+    if shards <= 1 {
+        return of;
+    }
+    let hosts_of = |i: usize| {
+        topo.nodes[i]
+            .ports
+            .iter()
+            .filter(|&&p| topo.nodes[topo.peer_node(p).idx()].kind == NodeKind::Host)
+            .count()
+    };
+    let switches: Vec<usize> = (0..topo.nodes.len())
+        .filter(|&i| topo.nodes[i].kind == NodeKind::Switch)
+        .collect();
+    let (edge, core): (Vec<usize>, Vec<usize>) = switches.iter().partition(|&&i| hosts_of(i) > 0);
+    let edge_hosts: usize = edge.iter().map(|&i| hosts_of(i)).sum();
+    let mut seen = 0;
+    for &i in &edge {
+        of[i] = ((seen * shards as usize) / edge_hosts.max(1)).min(shards as usize - 1) as u8;
+        seen += hosts_of(i);
+    }
+    for (k, &i) in core.iter().enumerate() {
+        of[i] = ((k * shards as usize) / core.len()) as u8;
+    }
+    for (i, node) in topo.nodes.iter().enumerate() {
+        if node.kind == NodeKind::Host {
+            // A host belongs with the switch its one link reaches.
+            if let Some(&p) = node.ports.first() {
+                of[i] = of[topo.peer_node(p).idx()];
+            }
+        }
+    }
+    of
+}
+
+/// Where the shards meet between windows: a slot per shard for each of two alternating rounds (a shard writes
+/// round r + 1's slot while slower ones may still read round r's; it cannot reach round r + 2 before every
+/// shard has finished reading round r, since that takes everyone at round r + 1's barrier), and a barrier.
+struct Board {
+    slots: [Vec<Mutex<Slot>>; 2],
+    arrived: AtomicUsize,
+    generation: AtomicU64,
+    n: usize,
+}
+
+/// What a shard posts after a window.
+#[derive(Default)]
+struct Slot {
+    /// Parcels by destination shard (each destination drains its own).
+    parcels: Vec<Vec<Parcel>>,
+    /// Parcels posted in all (read-only once posted, unlike `parcels`).
+    sent: usize,
+    /// The earliest of the shard's pending events and of its parcels' arrivals.
+    next: Time,
+    /// Flows the shard has finished.
+    done: usize,
+    /// Nothing but watchdogs pending at the shard.
+    idle: bool,
+}
+
+impl Board {
+    fn new(n: usize) -> Board {
+        let slot = || {
+            Mutex::new(Slot {
+                parcels: (0..n).map(|_| Vec::new()).collect(),
+                next: Time::MAX,
+                ..Slot::default()
+            })
+        };
+        Board {
+            slots: [
+                (0..n).map(|_| slot()).collect(),
+                (0..n).map(|_| slot()).collect(),
+            ],
+            arrived: AtomicUsize::new(0),
+            generation: AtomicU64::new(0),
+            n,
+        }
+    }
+
+    /// Waits until every shard has arrived: spins briefly (windows are short and shards finish close together),
+    /// then yields the core.
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.store(generation + 1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 2000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
