@@ -24,7 +24,7 @@ use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
 
-use crate::engine::{Counters, HopStats, Ownership, Parcel, Shard, SimParams};
+use crate::engine::{Counters, HopStats, Ownership, Parcel, Shard, SimParams, take_all};
 
 /// A simulation of one topology, one flow list and one configuration, on one thread or several.
 pub struct Sim {
@@ -197,7 +197,7 @@ impl Sim {
                         let (mut next, mut done, mut idle) = (Time::MAX, 0, true);
                         for slot in slots {
                             let mut post = slot.lock().expect("no shard panicked");
-                            inbox.append(&mut post.parcels[me]);
+                            take_all(&mut post.parcels[me], &mut inbox);
                             next = next.min(post.next);
                             done += post.done;
                             idle &= post.idle && post.sent == 0;

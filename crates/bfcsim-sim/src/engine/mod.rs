@@ -134,10 +134,19 @@ pub(crate) struct Parcel {
 /// State kept beside a packet in side tables of the sending shard.
 pub(crate) enum ParcelExtra {
     None,
-    /// HPCC's INT records.
-    Int(IntStack),
+    /// HPCC's INT records (boxed: they are larger than the rest of the parcel).
+    Int(Box<IntStack>),
     /// A BFC refresh frame's bitmap of paused queues.
     Map(Vec<u64>),
+}
+
+/// Moves every element of `from` to the end of `into`, by swapping the two when `into` is empty.
+pub(crate) fn take_all<T>(from: &mut Vec<T>, into: &mut Vec<T>) {
+    if into.is_empty() {
+        std::mem::swap(from, into);
+    } else {
+        into.append(from);
+    }
 }
 
 /// `Wire::remote` for a wire whose far end this shard owns.
@@ -166,7 +175,8 @@ struct Wire {
     wake_pending: bool,
     /// The shard owning the far end when another one does ([`LOCAL`] otherwise): packets leave as parcels.
     remote: u8,
-    /// The flow of the data packet being serialized or last serialized (`u32::MAX`: not a data packet).
+    /// On a wire to another shard (whose packets leave at once): the flow of the data packet serialized last
+    /// (`u32::MAX`: not a data packet), for [`Shard::port_active_flows`].
     sending_flow: u32,
     in_flight: VecDeque<(Time, PacketId)>,
     tx_bytes: u64,
@@ -712,9 +722,10 @@ impl Shard {
         self.now = self.now.max(t);
     }
 
-    /// Takes the parcels for shard `to` posted since the last call.
+    /// Moves the parcels for shard `to` posted since the last call into `into` (empty: by swapping the
+    /// vectors, so that parcels are not copied and the two vectors' capacities circulate).
     pub(crate) fn take_outbox(&mut self, to: usize, into: &mut Vec<Parcel>) {
-        into.append(&mut self.outbox[to]);
+        take_all(&mut self.outbox[to], into);
     }
 
     /// Puts parcels from other shards on their wires' far ends, to be delivered when due.
@@ -733,7 +744,7 @@ impl Shard {
                     if id.idx() >= self.rate.stacks.len() {
                         self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
                     }
-                    self.rate.stacks[id.idx()] = stack;
+                    self.rate.stacks[id.idx()] = *stack;
                 }
                 ParcelExtra::Map(map) => {
                     let index = self.hop.store_map(map);
@@ -794,12 +805,6 @@ impl Shard {
         w.busy_until = end;
         let arrive = end + w.delay;
         w.tx_bytes += size as u64;
-        let p = self.packets.get(pkt);
-        w.sending_flow = if p.kind == PacketKind::Data {
-            p.flow.0
-        } else {
-            u32::MAX
-        };
         self.counters.hops += 1;
         if w.remote != LOCAL {
             self.post(port, arrive, pkt);
@@ -815,16 +820,21 @@ impl Shard {
     #[cold]
     fn post(&mut self, port: PortId, arrive: Time, pkt: PacketId) {
         let packet = *self.packets.get(pkt);
+        self.wires[port.idx()].sending_flow = if packet.kind == PacketKind::Data {
+            packet.flow.0
+        } else {
+            u32::MAX
+        };
         let extra = if packet.kind == PacketKind::Refresh {
             ParcelExtra::Map(self.hop.take_map(packet.seq as u32))
         } else if self.rate.int {
-            ParcelExtra::Int(
+            ParcelExtra::Int(Box::new(
                 self.rate
                     .stacks
                     .get(pkt.idx())
                     .copied()
                     .unwrap_or(IntStack::EMPTY),
-            )
+            ))
         } else {
             ParcelExtra::None
         };
@@ -1490,7 +1500,17 @@ impl Shard {
             return None;
         };
         let w = &self.wires[port.idx()];
-        let sending = Some(w.sending_flow).filter(|&f| w.busy_until > self.now && f != u32::MAX);
+        let sending = if w.busy_until <= self.now {
+            None
+        } else if w.remote == LOCAL {
+            w.in_flight
+                .back()
+                .map(|&(_, id)| self.packets.get(id))
+                .filter(|p| p.kind == PacketKind::Data)
+                .map(|p| p.flow.0)
+        } else {
+            Some(w.sending_flow).filter(|&f| f != u32::MAX)
+        };
         let mut flows: Vec<u32> = self.sw_ports[sp as usize]
             .queues
             .iter()
