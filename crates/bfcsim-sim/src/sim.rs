@@ -35,6 +35,8 @@ pub struct Sim {
     lookahead: Time,
     /// Every flow has finished, or nothing is pending anywhere.
     done: bool,
+    /// Where the shards meet between windows, kept from call to call with its vectors' capacity.
+    board: Board,
 }
 
 impl Sim {
@@ -73,6 +75,7 @@ impl Sim {
         }
         let done = flows.is_empty();
         Ok(Sim {
+            board: Board::new(shards as usize),
             shards: built,
             node_shard,
             lookahead,
@@ -160,7 +163,7 @@ impl Sim {
     fn run_parallel(&mut self, limit: Time) {
         let n = self.shards.len();
         let total = self.shards[0].flow_count();
-        let board = Board::new(n);
+        let board = &self.board;
         let lookahead = self.lookahead;
         let first = self
             .shards
@@ -171,7 +174,7 @@ impl Sim {
         let over = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for (me, shard) in self.shards.iter_mut().enumerate() {
-                let (board, over) = (&board, &over);
+                let over = &over;
                 let mut work = move || {
                     let (mut t0, mut round, mut inbox) = (first, 0usize, Vec::new());
                     while t0 <= limit {
