@@ -15,7 +15,7 @@
 //! number of live packets (the sum of the shards' peaks, at most that many) and events pushed.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, NodeId, PortId, Rate, Time};
 use bfcsim_net::mmu::{DropReason, Mmu};
@@ -176,6 +176,7 @@ impl Sim {
             for (me, shard) in self.shards.iter_mut().enumerate() {
                 let over = &over;
                 let mut work = move || {
+                    let _guard = FailGuard(&board.failed);
                     let (mut t0, mut round, mut inbox) = (first, 0usize, Vec::new());
                     while t0 <= limit {
                         let end = Time(t0.0.saturating_add(lookahead.0 - 1)).min(limit);
@@ -490,6 +491,8 @@ fn partition(topo: &Topology, shards: u8) -> Vec<u8> {
 /// shard has finished reading round r, since that takes everyone at round r + 1's barrier), and a barrier.
 struct Board {
     slots: [Vec<Mutex<Slot>>; 2],
+    /// A shard's thread panicked: the others must not wait for it at the barrier.
+    failed: AtomicBool,
     arrived: AtomicUsize,
     generation: AtomicU64,
     n: usize,
@@ -524,6 +527,7 @@ impl Board {
                 (0..n).map(|_| slot()).collect(),
                 (0..n).map(|_| slot()).collect(),
             ],
+            failed: AtomicBool::new(false),
             arrived: AtomicUsize::new(0),
             generation: AtomicU64::new(0),
             n,
@@ -541,12 +545,28 @@ impl Board {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
+            assert!(
+                !self.failed.load(Ordering::Relaxed),
+                "another shard of the run failed"
+            );
             if spins < 2000 {
                 std::hint::spin_loop();
                 spins += 1;
             } else {
                 std::thread::yield_now();
             }
+        }
+    }
+}
+
+/// Marks the board failed if its thread unwinds from a panic, so that the other shards stop waiting for it and
+/// the panic reaches the caller instead of a hang.
+struct FailGuard<'a>(&'a AtomicBool);
+
+impl Drop for FailGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
         }
     }
 }
