@@ -113,11 +113,7 @@ impl Sim {
     /// watchdogs). Slicing a run into several calls gives the same result as one call.
     pub fn run_until(&mut self, limit: Time) -> bool {
         if !self.done {
-            if self.shards.len() == 1 {
-                self.run_one(limit);
-            } else {
-                self.run_parallel(limit);
-            }
+            self.run_windows(limit);
         }
         if !self.done && limit != Time::MAX {
             self.shards.iter_mut().for_each(|s| s.set_now(limit));
@@ -135,32 +131,11 @@ impl Sim {
         self.done
     }
 
-    /// Runs windows on the one shard: each starts at the earliest pending event and lasts the lookahead.
-    fn run_one(&mut self, limit: Time) {
-        let (total, lookahead) = (self.shards[0].flow_count(), self.lookahead);
-        let shard = &mut self.shards[0];
-        loop {
-            let t0 = shard.next_event();
-            if t0 > limit {
-                return;
-            }
-            let end = if lookahead == Time::ZERO {
-                limit
-            } else {
-                Time(t0.0.saturating_add(lookahead.0 - 1)).min(limit)
-            };
-            shard.run_window(end);
-            if shard.flows_done() == total || shard.idle() {
-                self.done = true;
-                return;
-            }
-        }
-    }
-
-    /// [`Sim::run_one`] on one thread per shard. Each round, every shard runs the window, posts its parcels,
-    /// next event and progress on the board, waits for the others, and then reads every shard's post: all reach
-    /// the same decision on the next window and on whether the run is over.
-    fn run_parallel(&mut self, limit: Time) {
+    /// Runs windows up to `limit`, each starting at the earliest pending event anywhere and lasting the
+    /// lookahead, one thread per shard (the caller's for the last). Each round, every shard runs the window,
+    /// posts its parcels, next event and progress on the board, waits for the others, and then reads every
+    /// shard's post: all reach the same decision on the next window and on whether the run is over.
+    fn run_windows(&mut self, limit: Time) {
         let n = self.shards.len();
         let total = self.shards[0].flow_count();
         let board = &self.board;
@@ -179,7 +154,11 @@ impl Sim {
                     let _guard = FailGuard(&board.failed);
                     let (mut t0, mut round, mut inbox) = (first, 0usize, Vec::new());
                     while t0 <= limit {
-                        let end = Time(t0.0.saturating_add(lookahead.0 - 1)).min(limit);
+                        // No lookahead (one shard only): one window up to the limit.
+                        let end = match lookahead {
+                            Time::ZERO => limit,
+                            l => Time(t0.0.saturating_add(l.0 - 1)).min(limit),
+                        };
                         shard.run_window(end);
                         let slots = &board.slots[round % 2];
                         {
