@@ -325,8 +325,12 @@ pub fn render_table(summary: &Summary) -> String {
             l.window_end_ns
         );
     }
-    if summary.timeouts > 0 {
-        let _ = writeln!(out, "retransmission timeouts: {}", summary.timeouts);
+    if summary.timeouts > 0 || summary.duplicate_data > 0 {
+        let _ = writeln!(
+            out,
+            "retransmission timeouts: {}; data packets delivered twice: {}",
+            summary.timeouts, summary.duplicate_data
+        );
     }
     if let Some(a) = &summary.active_flows {
         let _ = writeln!(out, "active flows per switch port: {a}");

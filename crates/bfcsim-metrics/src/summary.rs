@@ -129,6 +129,9 @@ pub struct Summary {
     pub hardware: Option<BudgetReport>,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
+    /// Data packets delivered whose bytes their receiver already had: retransmissions that were not needed
+    /// (after a timeout that fired while nothing was lost, or a go-back beyond the lost packet).
+    pub duplicate_data: u64,
 }
 
 /// A flow reduced to what the statistics need.
@@ -190,6 +193,7 @@ impl Summary {
             flow_control: None,
             hardware: None,
             timeouts: 0,
+            duplicate_data: 0,
         }
     }
 }

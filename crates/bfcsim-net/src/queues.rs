@@ -313,6 +313,11 @@ impl PortQueues {
             .iter()
             .flat_map(|f| f.pkts.iter().map(|&(id, _)| id))
     }
+
+    /// Every packet waiting in queue `q`, head first.
+    pub fn iter_queue(&self, q: usize) -> impl Iterator<Item = PacketId> + '_ {
+        self.queues[q].pkts.iter().map(|&(id, _)| id)
+    }
 }
 
 #[cfg(test)]

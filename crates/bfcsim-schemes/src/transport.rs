@@ -1,13 +1,36 @@
-//! Reliable delivery, sans-IO: the sender's go-back-N state and the receiver's cumulative ACKs (GUIDE §3.2).
+//! Reliable delivery, sans-IO: the sender's retransmission state and the receiver's cumulative ACKs.
 //!
-//! Sequence numbers are byte offsets into the flow. The receiver accepts only in-order data (go-back-N, as in
-//! BFC §6.2.1 and HPCC's RDMA NICs), acknowledges cumulatively every `ack_every` packets and always on the
-//! flow's last byte, and on a gap sends one NACK naming the byte it expects. The sender goes back to that byte.
+//! Sequence numbers are byte offsets into the flow. The receiver acknowledges cumulatively every `ack_every`
+//! in-order packets and always on the flow's last byte, and on a gap sends one NACK naming the byte it
+//! expects. Two ways to recover ([`Recovery`]):
+//!
+//! - **Go-back-N** (BFC §6.2.1, HPCC's RDMA NICs): the receiver drops out-of-order data and the sender goes
+//!   back to the byte a NACK names.
+//! - **Selective repeat**: the receiver keeps out-of-order data and the sender resends only the segments known
+//!   lost, the one a NACK names or the one a switch's drop notice names. This is BFC §6.2.1's "HPCC-PFC":
+//!   "on a packet drop, the switch informs the sender directly, which then retransmits the dropped packet",
+//!   a bound "on the performance that can be achieved using any retransmission scheme".
+//!
 //! A retransmission timer (RFC 6298 estimator, floored at `rto_min`, doubled on each consecutive expiry)
-//! recovers the losses a NACK cannot reveal: a lost last packet, a lost NACK or a lost retransmission.
+//! recovers the losses a NACK cannot reveal: a lost last packet, a lost NACK or a lost retransmission. On
+//! expiry both modes resend everything from the first unacknowledged byte.
+
+use std::collections::BTreeSet;
 
 use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
+
+/// How a sender repairs a loss it learns of from a NACK or a switch's drop notice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Recovery {
+    /// Go back to the lost byte and resend everything from it; the receiver drops out-of-order data (BFC
+    /// §6.2.1; HPCC's and BFC's ns-3 NICs).
+    #[default]
+    GoBackN,
+    /// Resend only the lost segment; the receiver keeps out-of-order data.
+    Selective,
+}
 
 /// Reliable-delivery parameters of the NICs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,6 +42,11 @@ pub struct TransportConfig {
     pub rto_min: Time,
     /// Ceiling of the backed-off retransmission timeout.
     pub rto_max: Time,
+    /// Go-back-N or selective repeat.
+    pub recovery: Recovery,
+    /// The retransmission timer stands still while per-hop flow control (BFC, PFC) pauses the flow's NIC
+    /// queue: the pause says the network holds the flow's packets, not that it lost them.
+    pub rto_holds_while_paused: bool,
 }
 
 impl Default for TransportConfig {
@@ -27,6 +55,8 @@ impl Default for TransportConfig {
             ack_every: 1,
             rto_min: Time::from_ms(1),
             rto_max: Time::from_ms(64),
+            recovery: Recovery::GoBackN,
+            rto_holds_while_paused: true,
         }
     }
 }
@@ -59,8 +89,11 @@ pub struct Sender {
     /// One past the highest byte ever sent: segments below it are retransmissions.
     high_water: u64,
     rto: RtoEstimator,
-    /// The last go-back on a switch's drop notice: when, and from which byte.
+    /// The last go-back on a switch's drop notice: when, and from which byte (go-back-N only).
     rewind: Option<(Time, u64)>,
+    /// Selective repeat: the first byte of each segment known lost and not yet resent, and their bytes.
+    lost: Option<BTreeSet<u64>>,
+    lost_bytes: u64,
 }
 
 /// What an ACK did to the sender.
@@ -83,7 +116,48 @@ impl Sender {
             high_water: 0,
             rto: RtoEstimator::new(cfg),
             rewind: None,
+            lost: (cfg.recovery == Recovery::Selective).then(BTreeSet::new),
+            lost_bytes: 0,
         }
+    }
+
+    /// Payload bytes of the segment starting at byte `seq`.
+    fn seg_len(&self, seq: u64) -> u64 {
+        self.mss.min(self.size - seq)
+    }
+
+    /// The next segment to send: the first one known lost, else the next new one.
+    fn next_seq(&self) -> u64 {
+        self.lost
+            .as_ref()
+            .and_then(|l| l.first().copied())
+            .unwrap_or(self.snd_nxt)
+    }
+
+    /// Selective repeat: forgets lost segments below the first unacknowledged byte.
+    fn prune_lost(&mut self) {
+        let Some(lost) = &mut self.lost else { return };
+        while let Some(&seq) = lost.first()
+            && seq < self.snd_una
+        {
+            lost.pop_first();
+            self.lost_bytes -= self.mss.min(self.size - seq);
+        }
+    }
+
+    /// Selective repeat: marks the segment at `seq` lost (it will be resent next). Returns false if it is
+    /// acknowledged, never sent, or already marked.
+    fn mark_lost(&mut self, seq: u64) -> bool {
+        if seq < self.snd_una || seq >= self.snd_nxt {
+            return false;
+        }
+        let len = self.seg_len(seq);
+        let lost = self.lost.as_mut().expect("selective repeat");
+        if !lost.insert(seq) {
+            return false;
+        }
+        self.lost_bytes += len;
+        true
     }
 
     /// Lowest unacknowledged byte.
@@ -105,7 +179,7 @@ impl Sender {
     }
     /// True while some payload has never been sent (or must be sent again).
     pub fn has_unsent(&self) -> bool {
-        self.snd_nxt < self.size
+        self.snd_nxt < self.size || self.lost_bytes > 0
     }
     /// True while some payload is unacknowledged.
     pub fn outstanding(&self) -> bool {
@@ -114,20 +188,29 @@ impl Sender {
 
     /// Whether the next segment fits in `window` bytes of payload in flight. A window smaller than one segment
     /// still lets one segment out when nothing is in flight, so a flow can always make progress.
+    /// Segments known lost (selective repeat) no longer count as in flight: resending one puts it back.
     #[inline]
     pub fn can_send(&self, window: u64) -> bool {
         if !self.has_unsent() {
             return false;
         }
-        let seg = self.mss.min(self.size - self.snd_nxt);
-        self.in_flight() == 0 || self.in_flight() + seg <= window
+        let seg = self.seg_len(self.next_seq());
+        let pipe = self.in_flight() - self.lost_bytes;
+        pipe == 0 || pipe + seg <= window
     }
 
     /// Takes the next segment: `(seq, payload bytes, whether it was sent before)`.
     #[inline]
     pub fn next_segment(&mut self) -> (u64, u32, bool) {
+        if self.lost_bytes > 0 {
+            let lost = self.lost.as_mut().expect("selective repeat");
+            let seq = lost.pop_first().expect("lost bytes are in lost segments");
+            let len = self.mss.min(self.size - seq);
+            self.lost_bytes -= len;
+            return (seq, len as u32, true);
+        }
         let seq = self.snd_nxt;
-        let len = self.mss.min(self.size - seq);
+        let len = self.seg_len(seq);
         self.snd_nxt += len;
         let resent = seq < self.high_water;
         self.high_water = self.high_water.max(self.snd_nxt);
@@ -149,6 +232,7 @@ impl Sender {
         let newly = ack_seq - self.snd_una;
         self.snd_una = ack_seq;
         self.snd_nxt = self.snd_nxt.max(ack_seq);
+        self.prune_lost();
         self.rto.reset_backoff();
         AckOutcome {
             newly_acked: newly,
@@ -156,12 +240,16 @@ impl Sender {
         }
     }
 
-    /// A NACK: the receiver holds everything below `seq` and wants `seq` next. Returns whether the sender went
-    /// back (false for a stale NACK).
+    /// A NACK: the receiver holds everything below `seq` and wants `seq` next. Returns whether the sender
+    /// will resend (false for a stale NACK): go-back-N goes back to `seq`, selective repeat resends its segment.
     pub fn handle_nack(&mut self, seq: u64) -> bool {
         let seq = seq.min(self.size);
         if seq > self.snd_una {
             self.snd_una = seq;
+            self.prune_lost();
+        }
+        if self.lost.is_some() {
+            return self.mark_lost(seq);
         }
         if seq < self.snd_nxt && seq >= self.snd_una {
             self.snd_nxt = seq;
@@ -172,10 +260,13 @@ impl Sender {
 
     /// A switch dropped the data packet starting at `seq`, which the sender emitted at `sent_at`, and says so
     /// at once (BFC §6.2.1's "HPCC-PFC": "the switch informs the sender directly, which then retransmits the
-    /// dropped packet"). With go-back-N receivers, retransmitting the packet means going back to it. Nothing
-    /// happens if `seq` is acknowledged, not yet (re)sent, or already covered by a go-back made after
-    /// `sent_at` ([`Sender::covered`]). Returns whether the sender went back.
+    /// dropped packet"). Selective repeat resends that segment. With go-back-N receivers, retransmitting the
+    /// packet means going back to it; nothing happens if `seq` is acknowledged, not yet (re)sent, or already
+    /// covered by a go-back made after `sent_at` ([`Sender::covered`]). Returns whether the sender will resend.
     pub fn handle_drop_notice(&mut self, seq: u64, sent_at: Time, now: Time) -> bool {
+        if self.lost.is_some() {
+            return self.mark_lost(seq);
+        }
         if seq < self.snd_una || seq >= self.snd_nxt || self.covered(seq, sent_at) {
             return false;
         }
@@ -184,16 +275,24 @@ impl Sender {
         true
     }
 
-    /// Whether a go-back on a drop notice, made after `sent_at`, resends byte `seq` anyway: a gap revealed by
-    /// a packet sent at `sent_at` (a NACK echoes that time) then needs no second go-back.
+    /// Whether drop notices already repair the gap at byte `seq` that a packet sent at `sent_at` revealed (a
+    /// NACK echoes that time), so the NACK needs no action: under selective repeat every dropped packet was
+    /// notified and queued for resending; under go-back-N, a go-back on a notice made after `sent_at` from a
+    /// byte at or below `seq` resends it anyway. Only meaningful when switches send drop notices.
     pub fn covered(&self, seq: u64, sent_at: Time) -> bool {
-        self.rewind
-            .is_some_and(|(at, from)| sent_at < at && from <= seq)
+        self.lost.is_some()
+            || self
+                .rewind
+                .is_some_and(|(at, from)| sent_at < at && from <= seq)
     }
 
     /// The retransmission timer fired with data outstanding: resend from the first unacknowledged byte.
     pub fn handle_timeout(&mut self) {
         self.snd_nxt = self.snd_una;
+        if let Some(lost) = &mut self.lost {
+            lost.clear();
+            self.lost_bytes = 0;
+        }
         self.rto.back_off();
     }
 
@@ -264,6 +363,9 @@ pub struct Receiver {
     ce_bytes: u32,
     /// The `rcv_nxt` a NACK was last sent for, so that one gap draws one NACK.
     nacked: Option<u64>,
+    /// Selective repeat: the byte ranges held above `rcv_nxt`, sorted and disjoint (`None`: go-back-N, which
+    /// drops out-of-order data).
+    held: Option<Vec<(u64, u64)>>,
 }
 
 /// What the receiver sends back for a data packet.
@@ -295,6 +397,7 @@ impl Receiver {
             unacked_pkts: 0,
             ce_bytes: 0,
             nacked: None,
+            held: (cfg.recovery == Recovery::Selective).then(Vec::new),
         }
     }
 
@@ -311,18 +414,60 @@ impl Receiver {
             if ce {
                 self.ce_bytes += len;
             }
-            if self.unacked_pkts >= self.ack_every || self.rcv_nxt >= self.size {
+            // A filled gap acknowledges the held data behind it at once.
+            if self.take_held() || self.unacked_pkts >= self.ack_every || self.rcv_nxt >= self.size
+            {
                 return self.ack();
             }
             Reply::Nothing
         } else if seq < self.rcv_nxt {
             // A duplicate: the sender went back further than needed or our ACK was lost; say where we are.
             self.ack()
+        } else if !self.hold(seq, seq + len as u64, ce.then_some(len)) {
+            // Already held: a duplicate of out-of-order data.
+            self.ack()
         } else if self.nacked != Some(self.rcv_nxt) {
             self.nacked = Some(self.rcv_nxt);
             Reply::Nack { seq: self.rcv_nxt }
         } else {
             Reply::Nothing
+        }
+    }
+
+    /// Selective repeat: keeps the out-of-order range `[start, end)` (counting `ce` marked bytes). Returns
+    /// false if it was held already; true under go-back-N, which drops it.
+    fn hold(&mut self, start: u64, end: u64, ce: Option<u32>) -> bool {
+        let Some(held) = &mut self.held else {
+            return true;
+        };
+        let at = held.partition_point(|&(_, e)| e <= start);
+        if held.get(at).is_some_and(|&(s, _)| s <= start) {
+            return false;
+        }
+        held.insert(at, (start, end));
+        // Segments are whole packets of a fixed size, so ranges never overlap; merge neighbours.
+        if at + 1 < held.len() && held[at + 1].0 == end {
+            held[at].1 = held.remove(at + 1).1;
+        }
+        if at > 0 && held[at - 1].1 == start {
+            held[at - 1].1 = held.remove(at).1;
+        }
+        self.ce_bytes += ce.unwrap_or(0);
+        true
+    }
+
+    /// Moves `rcv_nxt` over held data that now follows it; returns whether it moved.
+    fn take_held(&mut self) -> bool {
+        let Some(held) = &mut self.held else {
+            return false;
+        };
+        match held.first() {
+            Some(&(s, e)) if s <= self.rcv_nxt => {
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                held.remove(0);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -428,6 +573,80 @@ mod tests {
         assert_eq!(s.snd_nxt(), 2000);
         s.handle_ack(2000, None);
         assert!(!s.handle_drop_notice(1000, us(2), us(4)), "acknowledged");
+    }
+
+    fn selective(ack_every: u32) -> TransportConfig {
+        TransportConfig {
+            recovery: Recovery::Selective,
+            ..cfg(ack_every)
+        }
+    }
+
+    /// Selective repeat: the receiver keeps what follows a gap, the sender resends only the notified segments,
+    /// and the filled gaps acknowledge everything held.
+    #[test]
+    fn selective_repeat_resends_only_lost_segments() {
+        let c = selective(1);
+        let us = Time::from_us;
+        let mut s = Sender::new(6000, 1000, &c);
+        let mut r = Receiver::new(6000, &c);
+        for _ in 0..6 {
+            s.next_segment();
+        }
+        // Segments 1000 and 3000 are dropped; the switch says so.
+        assert!(s.handle_drop_notice(1000, us(0), us(1)));
+        assert!(s.handle_drop_notice(3000, us(0), us(1)));
+        assert!(!s.handle_drop_notice(3000, us(0), us(1)), "already marked");
+        assert!(!s.handle_drop_notice(7000, us(0), us(1)), "never sent");
+        assert_eq!(s.in_flight(), 6000);
+        assert!(s.covered(1000, us(0)), "every drop was notified");
+        let ack = |seq| Reply::Ack { seq, ce_bytes: 0 };
+        assert_eq!(r.handle_data(0, 1000, false), ack(1000));
+        assert_eq!(r.handle_data(2000, 1000, false), Reply::Nack { seq: 1000 });
+        assert_eq!(r.handle_data(4000, 1000, true), Reply::Nothing);
+        assert_eq!(r.handle_data(5000, 1000, false), Reply::Nothing);
+        assert_eq!(
+            r.handle_data(4000, 1000, false),
+            Reply::Ack {
+                seq: 1000,
+                ce_bytes: 1000
+            },
+            "a held duplicate is acknowledged, with the marks held since the last ACK"
+        );
+        // The lost segments go first, in order, and nothing else is resent.
+        assert!(
+            s.can_send(5000),
+            "lost bytes are not in flight: 4000 B are, and the resend adds 1000 B"
+        );
+        assert!(!s.can_send(4999));
+        assert_eq!(s.next_segment(), (1000, 1000, true));
+        assert_eq!(s.next_segment(), (3000, 1000, true));
+        assert!(!s.has_unsent());
+        assert_eq!(r.handle_data(1000, 1000, false), ack(3000));
+        assert_eq!(r.handle_data(3000, 1000, false), ack(6000));
+        assert!(s.handle_ack(3000, None).newly_acked == 3000);
+        assert!(s.handle_ack(6000, None).complete);
+    }
+
+    /// Without drop notices, a NACK marks the segment it names; a timeout falls back to going back.
+    #[test]
+    fn selective_repeat_on_nack_and_timeout() {
+        let c = selective(1);
+        let mut s = Sender::new(5000, 1000, &c);
+        for _ in 0..5 {
+            s.next_segment();
+        }
+        assert!(
+            s.handle_nack(2000),
+            "the receiver holds 0..2000 and wants 2000"
+        );
+        assert_eq!(s.snd_una(), 2000);
+        assert!(!s.handle_nack(2000), "one resend per NACK");
+        assert_eq!(s.next_segment(), (2000, 1000, true));
+        assert_eq!(s.snd_nxt(), 5000, "selective repeat does not go back");
+        s.handle_timeout();
+        assert_eq!(s.snd_nxt(), 2000);
+        assert_eq!(s.next_segment(), (2000, 1000, true));
     }
 
     #[test]

@@ -100,10 +100,11 @@ pub struct SwitchConfig {
     pub load_balancing: LoadBalancing,
     /// ECN/RED marking.
     pub ecn: EcnConfig,
-    /// A switch that drops a data packet tells its sender at once, which goes back to that packet: BFC
-    /// §6.2.1's "HPCC-PFC" ("on a packet drop, the switch informs the sender directly, which then retransmits
-    /// the dropped packet"), an ideal bound on any retransmission scheme. Modelled as a NACK for the packet's
-    /// sequence delivered to the sender's transport with no delay and no wire; see `docs/FIDELITY.md`.
+    /// A switch that drops a data packet tells its sender at once, which resends it (alone under
+    /// `nic.recovery = "selective"`, going back to it under go-back-N): BFC §6.2.1's "HPCC-PFC" ("on a packet
+    /// drop, the switch informs the sender directly, which then retransmits the dropped packet"), an ideal bound
+    /// on any retransmission scheme. Delivered to the sender's transport with no delay and no wire; see
+    /// `docs/FIDELITY.md`.
     pub drop_notification: bool,
 }
 

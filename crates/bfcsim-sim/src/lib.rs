@@ -12,5 +12,5 @@ pub mod sim;
 pub mod timers;
 
 pub use config::{EcnConfig, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
-pub use engine::{Counters, HopStats, SimParams};
+pub use engine::{Counters, HopStats, QueueState, SimParams};
 pub use sim::Sim;

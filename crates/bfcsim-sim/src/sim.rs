@@ -24,7 +24,9 @@ use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
 
-use crate::engine::{Counters, HopStats, Ownership, Parcel, Shard, SimParams, take_all};
+use crate::engine::{
+    Counters, HopStats, Ownership, Parcel, QueueState, Shard, SimParams, take_all,
+};
 
 /// A simulation of one topology, one flow list and one configuration, on one thread or several.
 pub struct Sim {
@@ -318,6 +320,10 @@ impl Sim {
     /// Active flows at switch egress `port` ([`Shard::port_active_flows`]).
     pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
         self.of_port(port).port_active_flows(port)
+    }
+    /// The state of each queue of switch egress `port` now ([`Shard::port_queues`]).
+    pub fn port_queues(&self, port: PortId) -> Option<Vec<QueueState>> {
+        self.of_port(port).port_queues(port)
     }
     /// The data queue index of class `class`'s first queue at switch ports.
     pub fn data_queue(&self, class: u8) -> usize {

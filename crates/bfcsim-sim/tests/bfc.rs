@@ -10,7 +10,7 @@ use bfcsim_net::{NodeKind, Topology};
 use bfcsim_schemes::bfc::{Assignment, BfcConfig};
 use bfcsim_schemes::cc::{CcConfig, FixedConfig, WindowSpec};
 use bfcsim_sim::{FlowControl, Sim, SimParams};
-use common::{flow, no_cc, params};
+use common::{drops, flow, no_cc, params};
 use rand::RngExt;
 
 fn bfc(cfg: BfcConfig, queues: u32) -> SimParams {
@@ -249,4 +249,51 @@ fn cyclic_buffer_dependency_deadlocks_without_app_b_table() {
         "{:?}",
         fine.hop_stats()
     );
+}
+
+/// hosts 0, 1 — switch A — switch B — hosts 2 (10 Mb/s) and 3, every other link 100 Gb/s, 1 µs; one data queue
+/// per port, so a flow to host 3 waits at A behind a flow to host 2 whose packets B drains at 10 Mb/s.
+fn shared_queue_behind_slow_link() -> Topology {
+    let mut t = Topology::new();
+    let h: Vec<NodeId> = (0..4).map(|_| t.add_node(NodeKind::Host)).collect();
+    let (a, b) = (t.add_node(NodeKind::Switch), t.add_node(NodeKind::Switch));
+    let (fast, us) = (Rate::gbps(100), Time::from_us(1));
+    t.connect(h[0], a, fast, us);
+    t.connect(h[1], a, fast, us);
+    t.connect(a, b, fast, us);
+    t.connect(b, h[2], Rate(10_000_000), us);
+    t.connect(b, h[3], fast, us);
+    t.finish();
+    t
+}
+
+/// A flow held for milliseconds behind a paused queue loses nothing, so its retransmission timer must not fire
+/// while BFC pauses its NIC queue (`nic.rto_holds_while_paused`); a timer that runs through the pause fires
+/// and resends packets the network still holds (counted as duplicates at the receiver).
+#[test]
+fn retransmission_timer_holds_while_the_nic_queue_is_paused() {
+    let run = |hold: bool| {
+        let cfg = BfcConfig {
+            assignment: Assignment::Single,
+            ..BfcConfig::default()
+        };
+        let mut p = bfc(cfg, 1);
+        p.nic.transport.rto_holds_while_paused = hold;
+        let flows = [
+            flow(0, 2, 20_000, Time::ZERO),
+            flow(1, 3, 100_000, Time::from_us(5)),
+        ];
+        let mut sim = Sim::new(shared_queue_behind_slow_link(), &flows, p).unwrap();
+        sim.run_until(Time::from_ms(100));
+        assert_eq!(sim.flows_done(), 2, "hold {hold}: both flows finish");
+        assert_eq!(drops(&sim), 0);
+        sim.counters()
+    };
+    let (held, running) = (run(true), run(false));
+    eprintln!(
+        "timer held: {} timeouts, {} duplicates; timer running: {} timeouts, {} duplicates",
+        held.timeouts, held.duplicates, running.timeouts, running.duplicates
+    );
+    assert_eq!((held.timeouts, held.duplicates), (0, 0));
+    assert!(running.timeouts > 0 && running.duplicates > 0);
 }

@@ -65,19 +65,21 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "hpcc-ideal-retx",
-        summary: "BFC's HPCC-PFC: HPCC without PFC; a switch that drops a packet tells its sender at once (BFC §6.2.1)",
-        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\n",
+        summary: "BFC's HPCC-PFC: HPCC without PFC; a switch that drops a packet tells its sender at once, which resends \
+                  that packet alone (BFC §6.2.1)",
+        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\n[nic]\nrecovery = \"selective\"\n",
     },
     Preset {
         name: "hpcc-sfq",
         summary: "HPCC-PFC with stochastic fair queuing over 32 queues per port (BFC §6.4)",
-        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\nqueues_per_port = 32\n",
+        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\nqueues_per_port = 32\n\
+                 [nic]\nrecovery = \"selective\"\n",
     },
     Preset {
         name: "hpcc-dqa",
         summary: "HPCC-PFC with BFC's dynamic queue assignment over 32 queues and no backpressure (BFC §6.4)",
         config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
-                 [switch]\ndrop_notification = true\nqueues_per_port = 32\n",
+                 [switch]\ndrop_notification = true\nqueues_per_port = 32\n[nic]\nrecovery = \"selective\"\n",
     },
     Preset {
         name: "none",

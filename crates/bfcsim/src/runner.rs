@@ -333,6 +333,7 @@ pub fn simulate(
             .collect();
     }
     summary.timeouts = sim.counters().timeouts;
+    summary.duplicate_data = sim.counters().duplicates;
     if active.count() > 0 {
         summary.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
     }
@@ -517,6 +518,7 @@ struct CountersJson {
     delivered_packets: u64,
     dropped_packets: u64,
     retransmitted_packets: u64,
+    duplicate_packets: u64,
     timeouts: u64,
 }
 
@@ -555,6 +557,7 @@ pub fn write_outputs(
             delivered_packets: c.delivered_pkts,
             dropped_packets: c.dropped_pkts,
             retransmitted_packets: c.retransmits,
+            duplicate_packets: c.duplicates,
             timeouts: c.timeouts,
         },
         invariant_violations: &out.violations,

@@ -138,6 +138,14 @@ impl NicQueues {
         }
     }
 
+    /// How long queue `q` has been paused in all up to `now`.
+    #[inline]
+    pub(super) fn paused_time(&self, q: u32, now: Time) -> Time {
+        self.clock
+            .as_ref()
+            .map_or(Time::ZERO, |c| c.paused_time(q as usize, now))
+    }
+
     #[inline]
     fn is_paused(&self, q: u32) -> bool {
         self.paused

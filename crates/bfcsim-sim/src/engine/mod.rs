@@ -253,6 +253,9 @@ struct Active {
     nic_q: u32,
     timer_armed: bool,
     rto_deadline: Time,
+    /// How long the flow's NIC queue had been paused in all when `rto_deadline` was set: the timer does not run
+    /// while the queue is paused (`nic.rto_holds_while_paused`).
+    rto_paused_base: Time,
     /// Pacing (rate-based CC): when the last data packet started and its wire size; the next may start
     /// `last_size / rate` later (HPCC ns-3's `m_nextAvail`).
     last_send: Time,
@@ -296,6 +299,8 @@ pub struct Counters {
     pub retransmits: u64,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
+    /// Data packets delivered whose bytes the receiver already had (unneeded retransmissions).
+    pub duplicates: u64,
 }
 
 bfcsim_core::add_fields!(Counters {
@@ -309,7 +314,23 @@ bfcsim_core::add_fields!(Counters {
     events,
     retransmits,
     timeouts,
+    duplicates,
 });
+
+/// One switch queue as [`Shard::port_queues`] sees it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueState {
+    /// Bytes waiting.
+    pub bytes: u64,
+    /// Packets waiting (data and control).
+    pub packets: u32,
+    /// Distinct flows with a data packet waiting.
+    pub flows: u32,
+    /// Data packets of incast flows waiting.
+    pub incast_packets: u32,
+    /// Paused by the device downstream.
+    pub paused: bool,
+}
 
 /// One shard of a simulation of one topology, one flow list and one configuration: it owns some nodes (all of
 /// them in a one-thread run) and handles the events of their ports, switches, hosts and flows (a flow belongs
@@ -1062,6 +1083,7 @@ impl Shard {
             nic_q,
             timer_armed: false,
             rto_deadline: Time::ZERO,
+            rto_paused_base: Time::ZERO,
             last_send: Time::ZERO,
             last_size: 0,
             waiting: false,
@@ -1176,10 +1198,10 @@ impl Shard {
             if resend {
                 self.counters.retransmits += 1;
             }
-            let rto = a.sender.rto();
             if idle_before {
-                a.rto_deadline = self.now + rto;
+                self.restart_rto(h, slot);
             }
+            let a = &mut self.active[slot];
             if !a.timer_armed {
                 a.timer_armed = true;
                 let at = a.rto_deadline;
@@ -1223,8 +1245,9 @@ impl Shard {
                     return;
                 }
                 if out.newly_acked > 0 {
-                    a.rto_deadline = self.now + a.sender.rto();
+                    self.restart_rto(h, slot);
                 }
+                let a = &mut self.active[slot];
                 let mut signal = AckSignal {
                     newly_acked: out.newly_acked,
                     ce_bytes: p.ce_bytes as u64,
@@ -1256,7 +1279,7 @@ impl Shard {
                 let covered = self.rate.drop_notify && a.sender.covered(p.seq, p.sent_at);
                 if !covered && a.sender.handle_nack(p.seq) {
                     a.cc.on_loss(self.now, before);
-                    a.rto_deadline = self.now + a.sender.rto();
+                    self.restart_rto(h, slot);
                     self.cc_changed(slot);
                 }
                 self.make_ready(p.flow);
@@ -1270,6 +1293,7 @@ impl Shard {
         let info = &self.flows[p.flow.idx()];
         let size = info.spec.size.0;
         if info.received {
+            self.counters.duplicates += 1;
             // A late copy: the receiver has the whole flow and acknowledges all of it, as its last ACK did
             // (`Receiver::handle_data` answers a duplicate so, and its state is gone).
             self.send_reply(h, p, pkt, PacketKind::Ack, size, 0);
@@ -1292,6 +1316,9 @@ impl Shard {
             self.send_reply(h, p, pkt, PacketKind::Cnp, p.seq, 0);
         }
         let receiver = &mut self.inbound[slot].receiver;
+        if p.seq + (p.payload as u64) <= receiver.rcv_nxt() {
+            self.counters.duplicates += 1;
+        }
         let reply = receiver.handle_data(p.seq, p.payload, p.ce);
         if receiver.rcv_nxt() == size {
             let info = &mut self.flows[p.flow.idx()];
@@ -1394,11 +1421,23 @@ impl Shard {
                 a.timer_armed = false;
                 continue;
             }
+            let h = self.flows[id.idx()].src_host;
+            let held =
+                self.nic_paused_time(h, slot as usize) - self.active[slot as usize].rto_paused_base;
+            let a = &mut self.active[slot as usize];
+            if held > Time::ZERO {
+                // The queue was paused for `held` since the timer started: that time does not count.
+                a.rto_deadline += held;
+                a.rto_paused_base += held;
+                let at = a.rto_deadline;
+                self.timers.push(at, id);
+                continue;
+            }
             self.counters.timeouts += 1;
             a.sender.handle_timeout();
             a.cc.on_timeout(self.now);
-            a.rto_deadline = self.now + a.sender.rto();
-            let at = a.rto_deadline;
+            self.restart_rto(h, slot as usize);
+            let at = self.active[slot as usize].rto_deadline;
             self.timers.push(at, id);
             self.cc_changed(slot as usize);
             self.make_ready(id);
@@ -1409,6 +1448,28 @@ impl Shard {
             self.timer_event_at = Some(next);
             self.events.push(next, Event::Timer);
         }
+    }
+
+    /// Starts flow `slot`'s retransmission timer afresh: one RTO from now, of time its NIC queue (at host `h`)
+    /// is not paused.
+    #[inline]
+    fn restart_rto(&mut self, h: u32, slot: usize) {
+        let base = self.nic_paused_time(h, slot);
+        let a = &mut self.active[slot];
+        a.rto_deadline = self.now + a.sender.rto();
+        a.rto_paused_base = base;
+    }
+
+    /// How long flow `slot`'s NIC queue (at host `h`) has been paused in all up to now; zero when timers do not
+    /// hold during pauses or nothing pauses NIC queues.
+    #[inline]
+    fn nic_paused_time(&self, h: u32, slot: usize) -> Time {
+        if !self.hop.enabled || !self.params.nic.transport.rto_holds_while_paused {
+            return Time::ZERO;
+        }
+        self.hosts[h as usize]
+            .nic
+            .paused_time(self.active[slot].nic_q, self.now)
     }
 
     // ----------------------------------------------------------------------------------------------------
@@ -1522,6 +1583,37 @@ impl Shard {
         flows.sort_unstable();
         flows.dedup();
         Some(flows.len() as u32)
+    }
+
+    /// The state of each queue of switch egress `port` now (`None` for a host's port): for looking inside a
+    /// run between slices (which queues hold what, which are paused), never on the per-packet path.
+    pub fn port_queues(&self, port: PortId) -> Option<Vec<QueueState>> {
+        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+            return None;
+        };
+        let queues = &self.sw_ports[sp as usize].queues;
+        let mut out = vec![QueueState::default(); queues.count()];
+        let mut seen: Vec<(usize, u32)> = Vec::new();
+        for (q, state) in out.iter_mut().enumerate() {
+            state.paused = queues.is_paused(q);
+            state.bytes = queues.queue_bytes(q);
+        }
+        for (q, state) in out.iter_mut().enumerate() {
+            for id in queues.iter_queue(q) {
+                let p = self.packets.get(id);
+                state.packets += 1;
+                if p.kind == PacketKind::Data {
+                    state.incast_packets += u32::from(p.incast);
+                    seen.push((q, p.flow.0));
+                }
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        for (q, _) in seen {
+            out[q].flows += 1;
+        }
+        Some(out)
     }
 
     /// The data queue index of class `class`'s first queue at switch ports.

@@ -265,7 +265,8 @@ impl Shard {
         let before = a.sender.snd_nxt();
         if a.sender.handle_drop_notice(p.seq, p.sent_at, self.now) {
             a.cc.on_loss(self.now, before);
-            a.rto_deadline = self.now + a.sender.rto();
+            let h = self.flows[p.flow.idx()].src_host;
+            self.restart_rto(h, slot as usize);
             self.cc_changed(slot as usize);
             self.make_ready(p.flow);
         }
