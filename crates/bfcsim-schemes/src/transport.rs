@@ -11,7 +11,8 @@
 //!   "on a packet drop, the switch informs the sender directly, which then retransmits the dropped packet",
 //!   a bound "on the performance that can be achieved using any retransmission scheme".
 //!
-//! A retransmission timer (RFC 6298 estimator, floored at `rto_min`, doubled on each consecutive expiry)
+//! A retransmission timer (RFC 6298 estimator: `rto_initial` before the first RTT sample, then floored at
+//! `rto_min`, doubled on each consecutive expiry)
 //! recovers the losses a NACK cannot reveal: a lost last packet, a lost NACK or a lost retransmission. On
 //! expiry both modes resend everything from the first unacknowledged byte.
 
@@ -38,7 +39,10 @@ pub enum Recovery {
 pub struct TransportConfig {
     /// Acknowledge every this many in-order packets (1 = every packet).
     pub ack_every: u32,
-    /// Floor of the retransmission timeout.
+    /// The retransmission timeout before the flow's first RTT sample (RFC 6298 §2.1; it is the only one a
+    /// one-packet flow ever has).
+    pub rto_initial: Time,
+    /// Floor of the retransmission timeout once the flow has RTT samples.
     pub rto_min: Time,
     /// Ceiling of the backed-off retransmission timeout.
     pub rto_max: Time,
@@ -53,6 +57,7 @@ impl Default for TransportConfig {
     fn default() -> Self {
         TransportConfig {
             ack_every: 1,
+            rto_initial: Time::from_ms(1),
             rto_min: Time::from_ms(1),
             rto_max: Time::from_ms(64),
             recovery: Recovery::GoBackN,
@@ -71,6 +76,12 @@ impl TransportConfig {
             return Err(format!(
                 "need 0 < nic.rto_min ({}) <= nic.rto_max ({})",
                 self.rto_min, self.rto_max
+            ));
+        }
+        if self.rto_initial == Time::ZERO || self.rto_max < self.rto_initial {
+            return Err(format!(
+                "need 0 < nic.rto_initial ({}) <= nic.rto_max ({})",
+                self.rto_initial, self.rto_max
             ));
         }
         Ok(())
@@ -302,13 +313,14 @@ impl Sender {
     }
 }
 
-/// RFC 6298's estimator: `RTO = max(rto_min, SRTT + 4·RTTVAR)`, doubled per consecutive expiry up to
-/// `rto_max`. Integer picoseconds throughout.
+/// RFC 6298's estimator: `RTO = max(rto_min, SRTT + 4·RTTVAR)`, `rto_initial` until the first sample (§2.1),
+/// doubled per consecutive expiry up to `rto_max`. Integer picoseconds throughout.
 #[derive(Clone, Copy, Debug)]
 struct RtoEstimator {
     srtt: u64,
     rttvar: u64,
     backoff: u32,
+    initial: u64,
     min: u64,
     max: u64,
 }
@@ -319,6 +331,7 @@ impl RtoEstimator {
             srtt: 0,
             rttvar: 0,
             backoff: 0,
+            initial: cfg.rto_initial.0,
             min: cfg.rto_min.0,
             max: cfg.rto_max.0,
         }
@@ -336,11 +349,12 @@ impl RtoEstimator {
     }
 
     fn rto(&self) -> Time {
-        let base = (self.srtt + 4 * self.rttvar).max(self.min);
-        Time(
-            base.saturating_mul(1 << self.backoff.min(20))
-                .min(self.max.max(self.min)),
-        )
+        let base = if self.srtt == 0 {
+            self.initial
+        } else {
+            (self.srtt + 4 * self.rttvar).max(self.min)
+        };
+        Time(base.saturating_mul(1 << self.backoff.min(20)).min(self.max))
     }
 
     fn back_off(&mut self) {

@@ -38,8 +38,9 @@ pub enum Assignment {
 pub enum ThresholdRule {
     /// §3.3.2: pause when the assigned queue holds more than `Th = HRTT · μ / N_active`.
     Paper,
-    /// The public artifact: the same comparison, made only when the flow's entry already has more than one
-    /// packet in the switch.
+    /// The public artifact: `Th = 1.5 · 2 µs · μ / N_active`, compared with the queue including the packet,
+    /// and only when the flow's entry already has another packet in the switch. `pause_min_packets` and
+    /// `threshold_counts_arrival` set the last two apart.
     Artifact,
 }
 
@@ -53,6 +54,14 @@ pub struct BfcConfig {
     pub threshold: ThresholdRule,
     /// Multiplier of the threshold (Fig. 7b varies Th; the artifact uses 1.5).
     pub threshold_factor: f64,
+    /// A packet can pause its upstream queue only when its flow-table entry holds at least this many packets,
+    /// itself included: 1 in the paper's pseudocode (§3.3.2, every packet is checked), 2 in the artifact (the
+    /// first packet of a burst never pauses). Default by `threshold`.
+    pub pause_min_packets: Option<u32>,
+    /// Compare the queue with the arriving packet in it (the artifact enqueues first) rather than as the packet
+    /// finds it (the paper's ingress pipeline sees the queue depth before the enqueue, §4). Default by
+    /// `threshold`.
+    pub threshold_counts_arrival: Option<bool>,
     /// The 1-hop RTT used in the threshold; by default each switch's largest over its ingresses (2 × the
     /// link's delay), 2 µs on CLOS-128 (§6.2.1). The artifact fixes 2 µs.
     pub hrtt: Option<Time>,
@@ -93,6 +102,8 @@ impl Default for BfcConfig {
             assignment: Assignment::Dynamic,
             threshold: ThresholdRule::Paper,
             threshold_factor: 1.0,
+            pause_min_packets: None,
+            threshold_counts_arrival: None,
             hrtt: None,
             sticky: None,
             flow_table_per_queue: 100,
@@ -119,6 +130,9 @@ impl BfcConfig {
                 "flow_control.threshold_factor = {} must be positive",
                 self.threshold_factor
             ));
+        }
+        if self.pause_min_packets == Some(0) {
+            return Err("flow_control.pause_min_packets must be at least 1".into());
         }
         if self.flow_table_per_queue == 0 {
             return Err("flow_control.flow_table_per_queue must be at least 1".into());

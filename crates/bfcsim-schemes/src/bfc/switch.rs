@@ -119,7 +119,10 @@ bfcsim_core::add_fields!(BfcStats {
 #[derive(Clone, Debug)]
 pub struct BfcSwitch {
     assignment: Assignment,
-    threshold: ThresholdRule,
+    /// [`BfcConfig::pause_min_packets`], resolved.
+    pause_min_packets: u32,
+    /// [`BfcConfig::threshold_counts_arrival`], resolved.
+    counts_arrival: bool,
     factor: f64,
     backpressure: bool,
     incast_label: bool,
@@ -164,7 +167,13 @@ impl BfcSwitch {
         };
         BfcSwitch {
             assignment: cfg.assignment,
-            threshold: cfg.threshold,
+            pause_min_packets: cfg.pause_min_packets.unwrap_or(match cfg.threshold {
+                ThresholdRule::Paper => 1,
+                ThresholdRule::Artifact => 2,
+            }),
+            counts_arrival: cfg
+                .threshold_counts_arrival
+                .unwrap_or(cfg.threshold == ThresholdRule::Artifact),
             factor,
             backpressure: cfg.backpressure,
             incast_label: cfg.incast_label,
@@ -222,15 +231,13 @@ impl BfcSwitch {
             return out;
         }
         let th = self.threshold(a.rate, egress.active_with(queue as usize));
-        let (check, qlen) = match self.threshold {
-            // The queue as the packet finds it.
-            ThresholdRule::Paper => (true, egress.queue_bytes(queue as usize)),
-            // The artifact compares after the enqueue, and only once the entry has another packet in.
-            ThresholdRule::Artifact => (
-                entry.size > 1,
-                egress.queue_bytes(queue as usize) + a.size as u64,
-            ),
-        };
+        let check = entry.size >= self.pause_min_packets;
+        let qlen = egress.queue_bytes(queue as usize)
+            + if self.counts_arrival {
+                a.size as u64
+            } else {
+                0
+            };
         if check && qlen > th {
             out.counted = true;
             out.signal = self.counter.increment(a.in_port, a.upstream_q);
@@ -361,6 +368,7 @@ mod tests {
     }
 
     /// A scripted egress: queue lengths, paused flags, and levels all 0.
+    #[derive(Clone)]
     struct Egress {
         bytes: Vec<u64>,
         paused: Vec<bool>,
@@ -604,6 +612,48 @@ mod tests {
         assert!(!e.counted, "first packet of the entry is never counted");
         eg.bytes[3] = 40_000; // > 1.5 × 25 000 / 4
         assert!(s.handle_enqueue(&a, &eg).counted);
+    }
+
+    /// The artifact's two departures from the paper's check, each on its own over the paper's threshold.
+    #[test]
+    fn pause_min_packets_and_counting_the_arrival_apart() {
+        // Th = 25 000 / 4 active queues = 6 250. The flow's first packet finds queue 0 empty and takes it.
+        let mut empty0 = Egress::new(4);
+        empty0.bytes = vec![0, 1, 1, 1];
+        let mut busy0 = Egress::new(4);
+        busy0.bytes = vec![6_000, 1, 1, 1];
+        let a = arrival(Time(0), 1, 1);
+        // Sends the flow's first packet into the empty queue, then a second one that finds `q0` bytes ahead.
+        let second = |cfg: BfcConfig, q0: u64| {
+            let mut s = switch(&cfg);
+            assert_eq!(s.handle_enqueue(&a, &empty0).queue, 0);
+            let mut eg = busy0.clone();
+            eg.bytes[0] = q0;
+            s.handle_enqueue(&a, &eg).counted
+        };
+        assert!(!second(BfcConfig::default(), 6_000), "6 000 ≤ 6 250");
+        let arrival_counted = BfcConfig {
+            threshold_counts_arrival: Some(true),
+            ..BfcConfig::default()
+        };
+        assert!(second(arrival_counted, 6_000), "6 000 + 1 000 > 6 250");
+        let guarded = BfcConfig {
+            pause_min_packets: Some(2),
+            ..BfcConfig::default()
+        };
+        assert!(
+            second(guarded.clone(), 7_000),
+            "a second packet above Th pauses"
+        );
+        // Every queue above Th: the paper counts a flow's first packet, the guard does not.
+        let mut full = Egress::new(4);
+        full.bytes = vec![7_000; 4];
+        assert!(
+            switch(&BfcConfig::default())
+                .handle_enqueue(&a, &full)
+                .counted
+        );
+        assert!(!switch(&guarded).handle_enqueue(&a, &full).counted);
     }
 
     #[test]
