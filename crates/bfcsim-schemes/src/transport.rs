@@ -40,7 +40,9 @@ pub struct TransportConfig {
     /// Acknowledge every this many in-order packets (1 = every packet).
     pub ack_every: u32,
     /// The retransmission timeout before the flow's first RTT sample (RFC 6298 §2.1; it is the only one a
-    /// one-packet flow ever has).
+    /// one-packet flow ever has). RFC 6298 says 1 s; the default, 10 ms, is above the longest wait a packet
+    /// meets in the lossless fabrics of BFC's evaluation (about 4 ms), so no flow's first packets are resent
+    /// for delay alone (`docs/FIDELITY.md`, "Figs. 9–11 under incast").
     pub rto_initial: Time,
     /// Floor of the retransmission timeout once the flow has RTT samples.
     pub rto_min: Time,
@@ -57,7 +59,7 @@ impl Default for TransportConfig {
     fn default() -> Self {
         TransportConfig {
             ack_every: 1,
-            rto_initial: Time::from_ms(1),
+            rto_initial: Time::from_ms(10),
             rto_min: Time::from_ms(1),
             rto_max: Time::from_ms(64),
             recovery: Recovery::GoBackN,
@@ -664,10 +666,20 @@ mod tests {
         assert!(!s.can_send(1500));
         assert!(s.can_send(2000));
         s.next_segment();
+        assert_eq!(
+            s.rto(),
+            Time::from_ms(10),
+            "no RTT sample yet: the initial RTO"
+        );
         s.handle_timeout();
         assert_eq!(s.snd_nxt(), 0);
-        assert_eq!(s.rto(), Time::from_ms(2), "backed off once");
+        assert_eq!(s.rto(), Time::from_ms(20), "backed off once");
         s.handle_ack(1000, Some(Time::from_us(10)));
-        assert_eq!(s.rto(), Time::from_ms(1));
+        assert_eq!(s.rto(), Time::from_ms(1), "a 10 µs sample: the floor");
+        s.handle_ack(2000, Some(Time::from_ms(3)));
+        assert!(
+            s.rto() > Time::from_ms(3),
+            "SRTT + 4 RTTVAR above the floor"
+        );
     }
 }
