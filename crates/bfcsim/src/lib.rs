@@ -3,8 +3,10 @@
 //! [`runner::run`].
 
 pub mod bench;
+pub mod digest;
 pub mod experiment;
 pub mod load;
 pub mod presets;
 pub mod runner;
+pub mod store;
 pub mod sweep;
