@@ -14,6 +14,7 @@
 //!                           # have a destination besides themselves)
 //! destinations = [3]        # optional: background destinations among these host indices (default: all)
 //! class = 0
+//! classes = 1               # optional: background classes class..class+classes-1, equal load each
 //! [[workload.incast]]
 //! degree = 100              # senders per event
 //! aggregate = "20MB"        # bytes per event, split evenly among the senders
@@ -117,6 +118,10 @@ pub struct WorkloadSpec {
     /// Traffic class of the background flows.
     #[serde(default)]
     pub class: u8,
+    /// Spread the background flows uniformly over this many classes from `class` on (equal load per class, BFC
+    /// App. A.3's four priority classes); default 1.
+    #[serde(default = "one_class", skip_serializing_if = "is_one")]
+    pub classes: u8,
     /// Incast generators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incast: Vec<IncastSpec>,
@@ -126,6 +131,14 @@ pub struct WorkloadSpec {
     /// Long-lived flows (BFC §2.1's long flow), added to the generated ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub long_lived: Vec<LongLivedSpec>,
+}
+
+fn one_class() -> u8 {
+    1
+}
+
+fn is_one(n: &u8) -> bool {
+    *n == 1
 }
 
 fn default_load_on() -> String {

@@ -5,8 +5,11 @@
 pub mod bench;
 pub mod digest;
 pub mod experiment;
+pub mod figure;
 pub mod load;
 pub mod presets;
+pub mod report;
+pub mod reproduce;
 pub mod runner;
 pub mod store;
 pub mod sweep;

@@ -111,6 +111,40 @@ enum Command {
     },
     /// List every scheme with its parameters and defaults.
     Schemes,
+    /// Reproduce a figure of a paper (`experiments/figures/NAME.toml`): its runs (reusing finished ones), then
+    /// `OUT/NAME/report.md` with the paper's claims checked, tables and charts (PNG, SVG, CSV).
+    Reproduce {
+        /// The figure (`--list` shows them), or `all`.
+        #[arg(required_unless_present_any = ["list", "task"])]
+        name: Option<String>,
+        /// List the figures.
+        #[arg(long)]
+        list: bool,
+        /// A smaller run of each figure for checking (seconds to a minute), reported in `OUT/NAME-quick`.
+        #[arg(long)]
+        quick: bool,
+        /// Runs simulated at once (default: the machine's cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Root of reports (`OUT/NAME`) and runs (`OUT/runs`, shared between figures).
+        #[arg(long, default_value = "out/reproduce")]
+        out: PathBuf,
+        /// Where the figure definitions are.
+        #[arg(long, default_value = "experiments/figures")]
+        figures: PathBuf,
+        /// Do not run: write DIR/manifest.json and DIR/job.sh, a Slurm job array of the unfinished runs.
+        #[arg(long, value_name = "DIR", conflicts_with = "collect")]
+        slurm: Option<PathBuf>,
+        /// Do not run: build the report from finished runs (after a Slurm array).
+        #[arg(long)]
+        collect: bool,
+        /// Run one entry of a Slurm manifest (what each array task does).
+        #[arg(long, value_name = "MANIFEST", requires = "index", conflicts_with_all = ["name", "list"])]
+        task: Option<PathBuf>,
+        /// The entry of `--task`.
+        #[arg(long)]
+        index: Option<usize>,
+    },
 }
 
 /// How `compare` (and `--compare`) groups and judges flows.
@@ -210,6 +244,83 @@ fn real_main() -> Result<ExitCode, String> {
             print!("{}", bfcsim::presets::describe());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Reproduce {
+            name,
+            list,
+            quick,
+            jobs,
+            out,
+            figures,
+            slurm,
+            collect,
+            task,
+            index,
+        } => {
+            if let (Some(manifest), Some(index)) = (task, index) {
+                let (key, source) = bfcsim::reproduce::run_task(&manifest, index)?;
+                let how = if source == Source::Ran { "ran" } else { "had already finished" };
+                eprintln!("run {key} {how}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let all = bfcsim::figure::read_all(&figures)?;
+            if list {
+                list_figures(&all);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let name = name.expect("clap requires a name without --list or --task");
+            let chosen: Vec<&bfcsim::figure::Figure> = if name == "all" {
+                all.iter().collect()
+            } else {
+                let f = all.iter().find(|f| f.def.name == name).ok_or_else(|| {
+                    format!("no figure `{name}` in {} (see --list)", figures.display())
+                })?;
+                vec![f]
+            };
+            let layout = bfcsim::reproduce::Layout { out };
+            let jobs = jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            });
+            for figure in chosen {
+                if let Some(dir) = &slurm {
+                    let n = bfcsim::reproduce::write_slurm(figure, quick, &layout, dir)?;
+                    println!(
+                        "{}: {n} unfinished runs; submit with `sbatch {}`",
+                        figure.def.name,
+                        dir.join("job.sh").display()
+                    );
+                    continue;
+                }
+                let report = if collect {
+                    bfcsim::reproduce::collect(figure, quick, &layout)?
+                } else {
+                    bfcsim::reproduce::reproduce(figure, quick, jobs, &layout)?
+                };
+                println!("{}: {}", figure.def.name, report.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `reproduce --list`: one line per figure with its runs at both scales.
+fn list_figures(all: &[bfcsim::figure::Figure]) {
+    let width = all.iter().map(|f| f.def.name.len()).max().unwrap_or(0);
+    for f in all {
+        let count = |quick| {
+            let points = f.points(quick);
+            let per_seed: usize = (0..f.def.series.len())
+                .map(|s| points.iter().filter(|&&x| f.runs_at(s, x)).count())
+                .sum();
+            per_seed * f.seeds(quick).len()
+        };
+        println!(
+            "{:<width$}  {:<22} {} ({} runs, {} with --quick)",
+            f.def.name,
+            f.def.source,
+            f.def.title,
+            count(false),
+            count(true)
+        );
     }
 }
 
