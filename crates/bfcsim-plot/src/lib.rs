@@ -19,6 +19,7 @@ use plotters::coord::ranged1d::{
     IntoSegmentedCoord, KeyPointHint, NoDefaultFormatting, Ranged, SegmentValue, ValueFormatter,
 };
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// The bundled font: Liberation Sans Regular (SIL Open Font License 1.1, `fonts/LICENSE-OFL.txt`).
 static FONT: &[u8] = include_bytes!("../fonts/LiberationSans-Regular.ttf");
@@ -155,7 +156,7 @@ pub struct Bar {
     pub name: String,
     /// Its colour.
     pub colour: Rgb,
-    /// Its height, in the y axis's unit.
+    /// Its height, in the y axis's unit; not finite: not measured (no bar, labelled n/a).
     pub value: f64,
 }
 
@@ -513,7 +514,8 @@ fn draw_bars<DB: DrawingBackend>(
         y0,
         y1,
     );
-    let n = bars.len().max(1) as u32;
+    // A segmented range of u32 has a segment per value, both ends included.
+    let n = bars.len().max(1) as u32 - 1;
     let mut c = ChartBuilder::on(root)
         .caption(&chart.title, (FAMILY, 22))
         .margin(14)
@@ -542,27 +544,37 @@ fn draw_bars<DB: DrawingBackend>(
         .axis_desc_style((FAMILY, 17))
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()?;
+    c.draw_series(
+        bars.iter()
+            .enumerate()
+            .filter(|(_, b)| b.value.is_finite())
+            .map(|(i, b)| {
+                let i = i as u32;
+                let mut r = Rectangle::new(
+                    [
+                        (SegmentValue::Exact(i), y0),
+                        (SegmentValue::Exact(i + 1), b.value),
+                    ],
+                    colour(b.colour).filled(),
+                );
+                r.set_margin(0, 0, 12, 12);
+                r
+            }),
+    )?;
+    let centred = (FAMILY, 14)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
     c.draw_series(bars.iter().enumerate().map(|(i, b)| {
-        let i = i as u32;
-        let v = if b.value.is_finite() { b.value } else { 0.0 };
-        let mut r = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), y0),
-                (SegmentValue::Exact(i + 1), v),
-            ],
-            colour(b.colour).filled(),
-        );
-        r.set_margin(0, 0, 12, 12);
-        r
-    }))?;
-    c.draw_series(bars.iter().enumerate().map(|(i, b)| {
+        let (label, top) = if b.value.is_finite() {
+            (chart.y.unit.format(b.value), b.value.max(y0))
+        } else {
+            ("n/a".to_string(), y0)
+        };
         Text::new(
-            chart.y.unit.format(b.value),
-            (
-                SegmentValue::CenterOf(i as u32),
-                b.value.max(y0) + 0.02 * (y1 - y0),
-            ),
-            (FAMILY, 14).into_font().color(&BLACK),
+            label,
+            (SegmentValue::CenterOf(i as u32), top + 0.01 * (y1 - y0)),
+            centred.clone(),
         )
     }))?;
     Ok(())

@@ -707,14 +707,21 @@ mod tests {
         s.incast[0].degree = 40;
         let flows = generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4).unwrap();
         let first: Vec<&FlowSpec> = flows.iter().filter(|f| f.incast).take(40).collect();
-        assert!(first.iter().all(|f| f.start == first[0].start && f.dst == first[0].dst));
+        assert!(
+            first
+                .iter()
+                .all(|f| f.start == first[0].start && f.dst == first[0].dst)
+        );
         let mut per_sender = std::collections::BTreeMap::new();
         for f in &first {
             *per_sender.entry(f.src).or_insert(0) += 1;
         }
         // 40 = 2 × 15 + 10: every other host sends two or three flows.
         assert_eq!(per_sender.len(), 15);
-        assert!(per_sender.values().all(|&c| c == 2 || c == 3), "{per_sender:?}");
+        assert!(
+            per_sender.values().all(|&c| c == 2 || c == 3),
+            "{per_sender:?}"
+        );
         assert_eq!(per_sender.values().filter(|&&c| c == 3).count(), 10);
         s.incast[0].period = Some(Time::from_us(1));
         assert!(

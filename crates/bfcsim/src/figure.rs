@@ -24,6 +24,7 @@
 //! key = "workload.load"
 //! label = "load"
 //! unit = "percent"                        # plain | percent | bytes | ns
+//! # log = true; suffix = "Gbps"           # log-scale axis; appended to each value in the override
 //! values = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
 //! [[series]]                              # one line or bar per series; label = colour (palette.toml)
 //! label = "BFC-32"
@@ -139,6 +140,9 @@ pub struct AxisDef {
     /// Draw it on a logarithmic scale.
     #[serde(default)]
     pub log: bool,
+    /// Appended to each value in the override (`suffix = "Gbps"` sets `topology.bottleneck_rate=50Gbps`).
+    #[serde(default)]
+    pub suffix: String,
     /// Its values (numbers; integers are written without a decimal point).
     pub values: Vec<f64>,
 }
@@ -498,10 +502,18 @@ impl Metric {
             Sizes::All => "all flows",
         };
         match self {
-            Metric::Slowdown { set, sizes: s, stat } if set == "non-incast" => {
+            Metric::Slowdown {
+                set,
+                sizes: s,
+                stat,
+            } if set == "non-incast" => {
                 format!("{} slowdown, {}", stat.words(), sizes(*s))
             }
-            Metric::Slowdown { set, sizes: s, stat } => {
+            Metric::Slowdown {
+                set,
+                sizes: s,
+                stat,
+            } => {
                 format!("{} slowdown, {set} {}", stat.words(), sizes(*s))
             }
             Metric::Buffer(stat) => format!("{} buffer occupancy", stat.words()),
@@ -670,7 +682,10 @@ impl Figure {
 
     /// The seeds at this scale.
     pub fn seeds(&self, quick: bool) -> &[u64] {
-        self.scale(quick).seeds.as_deref().unwrap_or(&self.def.seeds)
+        self.scale(quick)
+            .seeds
+            .as_deref()
+            .unwrap_or(&self.def.seeds)
     }
 
     /// Whether series `s` runs at axis value `x`.
@@ -721,16 +736,19 @@ pub fn plan(figure: &Figure, quick: bool) -> Result<Vec<PlannedRun>, String> {
                     .chain(figure.def.set.iter().cloned())
                     .chain(scale.set.iter().cloned())
                     .chain(s.set.iter().cloned())
-                    .chain(figure.def.axis.iter().zip(x).map(|(a, x)| format!("{}={}", a.key, axis_text(x))))
+                    .chain(
+                        (figure.def.axis.iter().zip(x))
+                            .map(|(a, x)| format!("{}={}{}", a.key, axis_text(x), a.suffix)),
+                    )
                     .chain([format!("seed={seed}")])
                     .collect();
                 let spec = RunSpec {
                     experiment: experiment.clone(),
                     overrides,
                 };
-                let run = spec
-                    .resolve()
-                    .map_err(|e| format!("{} (series `{}`): {e}", figure.path.display(), s.label))?;
+                let run = spec.resolve().map_err(|e| {
+                    format!("{} (series `{}`): {e}", figure.path.display(), s.label)
+                })?;
                 runs.push(PlannedRun {
                     series: i,
                     x,
@@ -793,7 +811,10 @@ mod tests {
                 stat: Stat::P50
             }
         );
-        assert_eq!(Metric::parse("buffer.p99").unwrap(), Metric::Buffer(Stat::P99));
+        assert_eq!(
+            Metric::parse("buffer.p99").unwrap(),
+            Metric::Buffer(Stat::P99)
+        );
         assert_eq!(
             Metric::parse("util.link:3").unwrap(),
             Metric::Utilization("link:3".into())
@@ -817,19 +838,32 @@ mod tests {
             std::fs::write(&p, text).unwrap();
             p
         };
-        let ok = write("ok.toml", &format!("{base}[[series]]\nlabel = \"BFC\"\nscheme = \"bfc\"\n"));
+        let ok = write(
+            "ok.toml",
+            &format!("{base}[[series]]\nlabel = \"BFC\"\nscheme = \"bfc\"\n"),
+        );
         let f = Figure::read(&ok, &palette).unwrap();
         assert_eq!(f.colours, vec![[1, 2, 3]]);
         let cases = [
-            (format!("{base}[[series]]\nlabel = \"HPCC\"\n"), "no colour in palette.toml"),
-            (format!("{base}[[series]]\nlabel = \"BFC\"\ncolour = 1\n"), "ok2.toml:13: unknown field"),
             (
-                format!("{base}[[series]]\nlabel = \"BFC\"\n[[claim]]\ntext = \"c\"\nmetric = \"short.p99\"\n\
-                         series = [\"X\"]\npaper = 2.0\n"),
+                format!("{base}[[series]]\nlabel = \"HPCC\"\n"),
+                "no colour in palette.toml",
+            ),
+            (
+                format!("{base}[[series]]\nlabel = \"BFC\"\ncolour = 1\n"),
+                "ok2.toml:13: unknown field",
+            ),
+            (
+                format!(
+                    "{base}[[series]]\nlabel = \"BFC\"\n[[claim]]\ntext = \"c\"\nmetric = \"short.p99\"\n\
+                         series = [\"X\"]\npaper = 2.0\n"
+                ),
                 "names no series `X`",
             ),
             (
-                format!("{base}[[series]]\nlabel = \"BFC\"\n[[plot]]\nkind = \"bars\"\nmetric = \"nope\"\n"),
+                format!(
+                    "{base}[[series]]\nlabel = \"BFC\"\n[[plot]]\nkind = \"bars\"\nmetric = \"nope\"\n"
+                ),
                 "unknown metric `nope`",
             ),
         ];

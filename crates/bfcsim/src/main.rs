@@ -258,7 +258,11 @@ fn real_main() -> Result<ExitCode, String> {
         } => {
             if let (Some(manifest), Some(index)) = (task, index) {
                 let (key, source) = bfcsim::reproduce::run_task(&manifest, index)?;
-                let how = if source == Source::Ran { "ran" } else { "had already finished" };
+                let how = if source == Source::Ran {
+                    "ran"
+                } else {
+                    "had already finished"
+                };
                 eprintln!("run {key} {how}");
                 return Ok(ExitCode::SUCCESS);
             }

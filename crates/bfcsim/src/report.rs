@@ -123,9 +123,12 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
     let mut ours = Vec::new();
     let mut agrees = Some(true);
     for name in &claim.series {
-        let s = fig.series_index(name).expect("checked when the figure was read");
+        let s = fig
+            .series_index(name)
+            .expect("checked when the figure was read");
         for &x in &points {
-            let here = !results.at(s, x).is_empty() && over.is_none_or(|o| !results.at(o, x).is_empty());
+            let here =
+                !results.at(s, x).is_empty() && over.is_none_or(|o| !results.at(o, x).is_empty());
             if !here {
                 continue;
             }
@@ -135,7 +138,11 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
                 Some(o) => v.zip(results.value(metric, o, x)).map(|(a, b)| a / b),
             };
             let at = results.point_words(x);
-            let at = if at.is_empty() { at } else { format!(" at {at}") };
+            let at = if at.is_empty() {
+                at
+            } else {
+                format!(" at {at}")
+            };
             let who = match over {
                 Some(o) => format!("{name}/{}", results.label(o)),
                 None => name.clone(),
@@ -192,7 +199,9 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
         },
         results.runs.len(),
         fig.seeds(results.quick),
-        fig.path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+        fig.path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
     );
     let _ = writeln!(md, "Setup: {}\n", def.setup.trim());
     if !def.missing.is_empty() {
@@ -316,7 +325,11 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
     let points = fig.points(results.quick);
     let title = |what: String, x: Option<f64>| {
         let at = results.point_words(x);
-        if at.is_empty() { what } else { format!("{what}, {at}") }
+        if at.is_empty() {
+            what
+        } else {
+            format!("{what}, {at}")
+        }
     };
     let line = |s: usize, points: Vec<(f64, f64)>| Line {
         name: results.label(s).to_string(),
@@ -328,8 +341,16 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
     let mut out = Vec::new();
     match plot {
         PlotDef::Slowdown { stats, flows } => {
-            let set_file = if flows == "non-incast" { String::new() } else { format!("-{}", slug(flows)) };
-            let set_words = if flows == "non-incast" { String::new() } else { format!(" ({flows} flows)") };
+            let set_file = if flows == "non-incast" {
+                String::new()
+            } else {
+                format!("-{}", slug(flows))
+            };
+            let set_words = if flows == "non-incast" {
+                String::new()
+            } else {
+                format!(" ({flows} flows)")
+            };
             for &x in &points {
                 for &stat in stats {
                     let mut lines = Vec::new();
@@ -347,7 +368,10 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                             };
                             rows[i].1[k] = Unit::Plain.format(*v);
                         }
-                        lines.push(line(s, pts.iter().map(|(_, size, v)| (*size, *v)).collect()));
+                        lines.push(line(
+                            s,
+                            pts.iter().map(|(_, size, v)| (*size, *v)).collect(),
+                        ));
                     }
                     let what = format!("{} FCT slowdown{set_words}", stat.words());
                     let _ = writeln!(md, "### {}\n", title(what.clone(), x));
@@ -361,7 +385,11 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     }
                     md.push('\n');
                     out.push((
-                        format!("slowdown{set_file}-{}{}", stat.name(), results.point_file(x)),
+                        format!(
+                            "slowdown{set_file}-{}{}",
+                            stat.name(),
+                            results.point_file(x)
+                        ),
                         Chart {
                             title: title(what, x),
                             x: Axis::log("flow size (largest in bucket)", Unit::Bytes),
@@ -383,8 +411,14 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 .unwrap_or_default()
             };
             let (what, x_axis) = match of {
-                CdfOf::Buffer => ("CDF of switch buffer occupancy", Axis::linear("buffer occupancy", Unit::Bytes)),
-                CdfOf::Active => ("CDF of active flows per switch port", Axis::linear("active flows", Unit::Plain)),
+                CdfOf::Buffer => (
+                    "CDF of switch buffer occupancy",
+                    Axis::linear("buffer occupancy", Unit::Bytes),
+                ),
+                CdfOf::Active => (
+                    "CDF of active flows per switch port",
+                    Axis::linear("active flows", Unit::Plain),
+                ),
             };
             let y_axis = Axis::linear("fraction of samples", Unit::Fraction).range(0.0, 1.0);
             let mark = vline.map(|v| (v, format!(" {}", Unit::Plain.format(v))));
@@ -464,7 +498,7 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     .map(|s| Bar {
                         name: results.label(s).to_string(),
                         colour: fig.colours[s],
-                        value: results.value(m, s, x).unwrap_or(0.0),
+                        value: results.value(m, s, x).unwrap_or(f64::NAN),
                     })
                     .collect();
                 out.push((
@@ -482,7 +516,11 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
         }
         PlotDef::Metric { metric, log } => {
             let m = &fig.metrics[metric];
-            let a = fig.def.axis.as_ref().expect("checked when the figure was read");
+            let a = fig
+                .def
+                .axis
+                .as_ref()
+                .expect("checked when the figure was read");
             let lines = (0..fig.def.series.len())
                 .map(|s| {
                     line(
@@ -543,7 +581,11 @@ fn bucket_points(digests: &[&Digest], set: &str, stat: Stat) -> Vec<(String, f64
 
 /// The `k`th of `n` shades of `c`, from darker to lighter (the lines of one series at several axis values).
 fn shade(c: [u8; 3], k: usize, n: usize) -> [u8; 3] {
-    let t = if n <= 1 { 0.5 } else { k as f64 / (n - 1) as f64 };
+    let t = if n <= 1 {
+        0.5
+    } else {
+        k as f64 / (n - 1) as f64
+    };
     let mix = |v: u8| {
         let v = f64::from(v);
         // t = 0: 40% darker; t = 1: 60% of the way to white.
@@ -568,7 +610,10 @@ mod tests {
         let at_least = Expect::Range([1.0, f64::INFINITY]);
         assert_eq!(expect_words(&at_least, 0.3, Unit::Plain, true), "≥ 1×");
         let v = Expect::Value(0.373);
-        assert_eq!(expect_words(&v, 1.0 / 3.0, Unit::Fraction, false), "37.3% (±33%)");
+        assert_eq!(
+            expect_words(&v, 1.0 / 3.0, Unit::Fraction, false),
+            "37.3% (±33%)"
+        );
         assert_eq!(slug("group:direct"), "group-direct");
     }
 }

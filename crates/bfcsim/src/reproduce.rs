@@ -28,12 +28,21 @@ impl Layout {
     /// The directory of a figure's report.
     pub fn figure_dir(&self, figure: &Figure, quick: bool) -> PathBuf {
         let name = &figure.def.name;
-        self.out.join(if quick { format!("{name}-quick") } else { name.clone() })
+        self.out.join(if quick {
+            format!("{name}-quick")
+        } else {
+            name.clone()
+        })
     }
 }
 
 /// Runs what has not finished of `figure`, `jobs` at a time, then writes its report. Returns the report's path.
-pub fn reproduce(figure: &Figure, quick: bool, jobs: usize, layout: &Layout) -> Result<PathBuf, String> {
+pub fn reproduce(
+    figure: &Figure,
+    quick: bool,
+    jobs: usize,
+    layout: &Layout,
+) -> Result<PathBuf, String> {
     let runs = plan(figure, quick)?;
     let store = layout.store();
     let started = Instant::now();
@@ -63,7 +72,11 @@ pub fn reproduce(figure: &Figure, quick: bool, jobs: usize, layout: &Layout) -> 
         }
     }
     if failed > 0 {
-        return Err(format!("{failed} of {} runs of {} failed", runs.len(), figure.def.name));
+        return Err(format!(
+            "{failed} of {} runs of {} failed",
+            runs.len(),
+            figure.def.name
+        ));
     }
     eprintln!(
         "{}: {} runs ({} simulated, {reused} reused) in {:.1} s",
@@ -147,15 +160,21 @@ pub struct ManifestRun {
 
 /// Writes `DIR/manifest.json` (the runs of `figure` that have not finished) and `DIR/job.sh`, an `sbatch
 /// --array` script whose task `i` runs manifest entry `i`. Returns the number of tasks.
-pub fn write_slurm(figure: &Figure, quick: bool, layout: &Layout, dir: &Path) -> Result<usize, String> {
+pub fn write_slurm(
+    figure: &Figure,
+    quick: bool,
+    layout: &Layout,
+    dir: &Path,
+) -> Result<usize, String> {
     let runs = plan(figure, quick)?;
     let store = layout.store();
-    let abs = |p: &Path| {
-        std::path::absolute(p).map_err(|e| format!("resolving {}: {e}", p.display()))
-    };
+    let abs =
+        |p: &Path| std::path::absolute(p).map_err(|e| format!("resolving {}: {e}", p.display()));
     let mut entries = Vec::new();
     for r in &runs {
-        if store.finished(&r.run.key)?.is_some() || entries.iter().any(|e: &ManifestRun| e.key == r.run.key) {
+        if store.finished(&r.run.key)?.is_some()
+            || entries.iter().any(|e: &ManifestRun| e.key == r.run.key)
+        {
             continue;
         }
         entries.push(ManifestRun {
@@ -201,21 +220,29 @@ pub fn write_slurm(figure: &Figure, quick: bool, layout: &Layout, dir: &Path) ->
         manifest = path.display(),
     );
     let job = dir.join("job.sh");
-    bfcsim_metrics::write_atomic(&job, |w| w.write_all(script.as_bytes())).map_err(|e| io(&job, e))?;
+    bfcsim_metrics::write_atomic(&job, |w| w.write_all(script.as_bytes()))
+        .map_err(|e| io(&job, e))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&job, std::fs::Permissions::from_mode(0o755)).map_err(|e| io(&job, e))?;
+        std::fs::set_permissions(&job, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| io(&job, e))?;
     }
     Ok(n)
 }
 
 /// Runs manifest entry `index` (one Slurm task) through the store, as a local run would.
 pub fn run_task(manifest: &Path, index: usize) -> Result<(String, Source), String> {
-    let text = std::fs::read_to_string(manifest).map_err(|e| format!("reading {}: {e}", manifest.display()))?;
-    let m: Manifest = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| format!("reading {}: {e}", manifest.display()))?;
+    let m: Manifest =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
     let entry = m.runs.get(index).ok_or_else(|| {
-        format!("{}: no run {index} (it lists {})", manifest.display(), m.runs.len())
+        format!(
+            "{}: no run {index} (it lists {})",
+            manifest.display(),
+            m.runs.len()
+        )
     })?;
     let run = entry.spec.resolve()?;
     if run.key != entry.key {
