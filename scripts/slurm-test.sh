@@ -22,9 +22,7 @@ cargo build --release --quiet
 BFCSIM="$PWD/target/release/bfcsim"
 
 WORK="$(mktemp -d /tmp/bfcsim-slurm.XXXXXX)"
-PIDS=()
 cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     # The daemons write their own pid files; stop exactly those.
     for f in "$WORK"/slurmd.pid "$WORK"/slurmctld.pid "$WORK"/munged.pid; do
         [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true

@@ -425,12 +425,29 @@ impl GroupPlan<'_> {
     }
 }
 
-/// The background's endpoint chooser: `sources`/`destinations` subsets, rack locality, or uniform.
+/// The background's endpoint chooser: `sources`/`destinations` subsets, rack locality, blocks of hosts, or
+/// uniform.
 fn endpoints(
     spec: &WorkloadSpec,
     hosts: &[NodeId],
     racks: &[u32],
 ) -> Result<Endpoints, WorkloadError> {
+    if let Some(n) = spec.partition {
+        if spec.locality.is_some() || spec.sources.is_some() || spec.destinations.is_some() {
+            return Err(WorkloadError::Invalid(
+                "give `partition` without `locality`, `sources` or `destinations`".into(),
+            ));
+        }
+        if n < 2 || hosts.len() % n as usize != 0 {
+            return Err(WorkloadError::Invalid(format!(
+                "partition = {n} must be at least 2 and divide the {} hosts",
+                hosts.len()
+            )));
+        }
+        // A block is a rack whose every flow stays local.
+        let blocks: Vec<u32> = (0..hosts.len() as u32).map(|i| i / n).collect();
+        return Endpoints::local(hosts, &blocks, 1.0).map_err(WorkloadError::Invalid);
+    }
     match (spec.locality, spec.subsets(hosts.len())?) {
         (Some(_), Some(_)) => {
             Err("give either `locality` or `sources`/`destinations`, not both".into())
@@ -548,6 +565,7 @@ mod tests {
             load_on: "core".into(),
             duration,
             locality: None,
+            partition: None,
             sources: None,
             destinations: None,
             class: 0,
@@ -764,6 +782,22 @@ mod tests {
                 .all(|(x, y)| x.src == y.src && x.dst == y.dst && x.size == y.size)
         );
         assert_eq!(d.iter().filter(|f| f.incast).count(), 4 * 4);
+    }
+
+    #[test]
+    fn partition_keeps_flows_in_their_block() {
+        let mut s = spec(0.5, ArrivalKind::Poisson, Time::from_us(500));
+        s.partition = Some(16);
+        let flows = generate(&s, Some(&google()), &on(&hosts(32)), Some(&BASIS), 9).unwrap();
+        assert!(flows.iter().any(|f| f.src.0 >= 16));
+        assert!(
+            flows
+                .iter()
+                .all(|f| f.src.0 / 16 == f.dst.0 / 16 && f.src != f.dst)
+        );
+        s.partition = Some(5);
+        let e = generate(&s, Some(&google()), &on(&hosts(32)), Some(&BASIS), 9).unwrap_err();
+        assert!(e.to_string().contains("divide the 32 hosts"), "{e}");
     }
 
     #[test]

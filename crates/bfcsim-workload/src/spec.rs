@@ -10,6 +10,7 @@
 //! load_on = "core"          # resolved by the caller into a `LoadBasis`
 //! duration = "5ms"          # flows start in [0, duration)
 //! locality = 0.0            # optional: fraction of rack-local destinations; absent = uniform all-to-all
+//! partition = 32            # optional: flows stay within blocks of 32 consecutive hosts (one data centre each)
 //! sources = [0, 1, 2]       # optional: background sources among these host indices (default: all that
 //!                           # have a destination besides themselves)
 //! destinations = [3]        # optional: background destinations among these host indices (default: all)
@@ -106,6 +107,11 @@ pub struct WorkloadSpec {
     /// Fraction of rack-local destinations; absent means uniform all-to-all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locality: Option<f64>,
+    /// Background flows stay inside blocks of this many consecutive host indices: the destination is uniform
+    /// among the other hosts of the source's block (BFC App. A.9's intra-data-centre traffic, each data centre
+    /// one block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u32>,
     /// Background sources are drawn uniformly among these host indices; absent: every host that has a
     /// destination other than itself (so `destinations = [0]` alone is many-to-one traffic into host 0, the
     /// single bottleneck of BFC §2.3's Fig. 4).

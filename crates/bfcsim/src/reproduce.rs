@@ -68,7 +68,11 @@ pub fn reproduce(
         }
     }
     if failed > 0 {
-        return Err(format!("{failed} of {} runs of {} failed", runs.len(), figure.def.name));
+        return Err(format!(
+            "{failed} of {} runs of {} failed",
+            runs.len(),
+            figure.def.name
+        ));
     }
     eprintln!(
         "{}: {} runs ({} simulated, {reused} reused) in {:.1} s",
