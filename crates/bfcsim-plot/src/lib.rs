@@ -399,6 +399,19 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     }
 }
 
+/// The frame every chart shares: title, margins and room for the tick labels.
+fn frame<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, (FAMILY, 22))
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(72);
+    b
+}
+
 fn draw_lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &Chart,
@@ -417,23 +430,18 @@ fn draw_lines<DB: DrawingBackend>(
     let (x0, x1) = extent(&chart.x, xs.into_iter());
     let (y0, y1) = extent(&chart.y, ys.into_iter());
     let (xt, yt) = (ticks(&chart.x, x0, x1), ticks(&chart.y, y0, y1));
-    let mut c = ChartBuilder::on(root)
-        .caption(&chart.title, (FAMILY, 22))
-        .margin(14)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
-        .build_cartesian_2d(
-            Ticked {
-                lo: x0,
-                hi: x1,
-                ticks: xt,
-            },
-            Ticked {
-                lo: y0,
-                hi: y1,
-                ticks: yt,
-            },
-        )?;
+    let mut c = frame(root, &chart.title).build_cartesian_2d(
+        Ticked {
+            lo: x0,
+            hi: x1,
+            ticks: xt,
+        },
+        Ticked {
+            lo: y0,
+            hi: y1,
+            ticks: yt,
+        },
+    )?;
     c.configure_mesh()
         .x_desc(chart.x.label.as_str())
         .y_desc(chart.y.label.as_str())
@@ -516,19 +524,14 @@ fn draw_bars<DB: DrawingBackend>(
     );
     // A segmented range of u32 has a segment per value, both ends included.
     let n = bars.len().max(1) as u32 - 1;
-    let mut c = ChartBuilder::on(root)
-        .caption(&chart.title, (FAMILY, 22))
-        .margin(14)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
-        .build_cartesian_2d(
-            (0..n).into_segmented(),
-            Ticked {
-                lo: y0,
-                hi: y1,
-                ticks: yt,
-            },
-        )?;
+    let mut c = frame(root, &chart.title).build_cartesian_2d(
+        (0..n).into_segmented(),
+        Ticked {
+            lo: y0,
+            hi: y1,
+            ticks: yt,
+        },
+    )?;
     c.configure_mesh()
         .disable_x_mesh()
         .x_desc(chart.x.label.as_str())

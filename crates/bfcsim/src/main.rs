@@ -1,6 +1,5 @@
 //! The `bfcsim` command line: `run`, `replay`, `compare`, `bench` and `schemes`.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -15,7 +14,7 @@ use bfcsim::sweep::{self, Sweep};
 use bfcsim_metrics::{render_table, write_atomic};
 use bfcsim_sim::Sim;
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 #[derive(Parser)]
 #[command(
@@ -523,7 +522,7 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
     if let Some(p) = &plan {
         eprintln!("offered: {p}");
     }
-    let bar = progress_bar(flows);
+    let bar = bfcsim::store::progress_bar(flows, "flows {msg}");
     let outcome = simulate_to(config, prepared, out, bar.as_ref())?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -550,17 +549,4 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn progress_bar(flows: usize) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(flows as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} flows {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    Some(bar)
 }

@@ -231,7 +231,11 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
                 md,
                 "- {verdict}: {} Paper: {paper}; ours: {}.",
                 c.text.trim(),
-                v.ours.join(", ")
+                if v.ours.is_empty() {
+                    "not run at this scale".to_string()
+                } else {
+                    v.ours.join(", ")
+                }
             );
         }
         md.push('\n');
@@ -396,7 +400,8 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                             y: Axis::log(format!("{} slowdown", stat.words()), Unit::Plain),
                             body: Body::Lines(lines),
                             vline: None,
-                            legend: Legend::UpperLeft,
+                            // Slowdowns fall towards the largest flows: the top right is where lines rarely are.
+                            legend: Legend::UpperRight,
                         },
                     ));
                 }
@@ -579,23 +584,11 @@ fn bucket_points(digests: &[&Digest], set: &str, stat: Stat) -> Vec<(String, f64
         .collect()
 }
 
-/// The `k`th of `n` shades of `c`, from darker to lighter (the lines of one series at several axis values).
+/// The `k`th of `n` shades of `c`: `c` itself first, then ever closer to white (up to 70% of the way), so that
+/// the lines of one series at several axis values stay apart even for black.
 fn shade(c: [u8; 3], k: usize, n: usize) -> [u8; 3] {
-    let t = if n <= 1 {
-        0.5
-    } else {
-        k as f64 / (n - 1) as f64
-    };
-    let mix = |v: u8| {
-        let v = f64::from(v);
-        // t = 0: 40% darker; t = 1: 60% of the way to white.
-        let out = if t < 0.5 {
-            v * (0.6 + 0.8 * t)
-        } else {
-            v + (255.0 - v) * 1.2 * (t - 0.5)
-        };
-        out.round().clamp(0.0, 255.0) as u8
-    };
+    let f = 0.7 * k as f64 / n.saturating_sub(1).max(1) as f64;
+    let mix = |v: u8| (f64::from(v) + (255.0 - f64::from(v)) * f).round() as u8;
     [mix(c[0]), mix(c[1]), mix(c[2])]
 }
 
@@ -615,5 +608,7 @@ mod tests {
             "37.3% (±33%)"
         );
         assert_eq!(slug("group:direct"), "group-direct");
+        assert_eq!(shade([0, 0, 0], 0, 3), [0, 0, 0]);
+        assert_eq!(shade([0, 0, 0], 2, 3), [179, 179, 179]);
     }
 }

@@ -227,7 +227,7 @@ impl Store {
             .num_threads(jobs.max(1))
             .build()
             .map_err(|e| format!("starting {jobs} workers: {e}"))?;
-        let bar = progress_bar(runs.len());
+        let bar = progress_bar(runs.len(), "runs, ETA {eta}");
         let done = AtomicUsize::new(0);
         let results = pool.install(|| {
             runs.par_iter()
@@ -249,16 +249,19 @@ impl Store {
     }
 }
 
-/// A bar of runs done on a terminal, `None` otherwise (so logs and pipes stay clean).
-fn progress_bar(runs: usize) -> Option<ProgressBar> {
+/// A progress bar of `len` things on a terminal, `None` otherwise (so logs and pipes stay clean); `what` ends the
+/// line (`runs, ETA {eta}`, `flows {msg}`).
+pub fn progress_bar(len: usize, what: &str) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
-    let bar = ProgressBar::new(runs as u64);
+    let bar = ProgressBar::new(len as u64);
     bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs, ETA {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {what}"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     Some(bar)
 }
