@@ -27,6 +27,8 @@ static FONT: &[u8] = include_bytes!("../fonts/LiberationSans-Regular.ttf");
 const FAMILY: &str = "sans-serif";
 /// Pixel size of the PNG (and the SVG's view box).
 const SIZE: (u32, u32) = (900, 560);
+/// Width of the legend column right of a line chart: outside the plot, so it never hides a line.
+const LEGEND_WIDTH: u32 = 170;
 
 /// What the numbers on an axis are, which decides how their tick labels read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,17 +171,6 @@ pub enum Body {
     Bars(Vec<Bar>),
 }
 
-/// Where the legend goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Legend {
-    /// Top left.
-    UpperLeft,
-    /// Top right.
-    UpperRight,
-    /// Bottom right (CDFs).
-    LowerRight,
-}
-
 /// A chart.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chart {
@@ -193,8 +184,6 @@ pub struct Chart {
     pub body: Body,
     /// A labelled vertical line (e.g. the queues per port on an active-flows CDF).
     pub vline: Option<(f64, String)>,
-    /// Legend position.
-    pub legend: Legend,
 }
 
 /// A rendered chart.
@@ -430,7 +419,9 @@ fn draw_lines<DB: DrawingBackend>(
     let (x0, x1) = extent(&chart.x, xs.into_iter());
     let (y0, y1) = extent(&chart.y, ys.into_iter());
     let (xt, yt) = (ticks(&chart.x, x0, x1), ticks(&chart.y, y0, y1));
-    let mut c = frame(root, &chart.title).build_cartesian_2d(
+    let (width, _) = root.dim_in_pixel();
+    let (plot, side) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+    let mut c = frame(&plot, &chart.title).build_cartesian_2d(
         Ticked {
             lo: x0,
             hi: x1,
@@ -475,28 +466,30 @@ fn draw_lines<DB: DrawingBackend>(
             .filter_map(|&(x, y)| Some((chart.x.to_coord(x)?, chart.y.to_coord(y)?)))
             .collect();
         let style = col.stroke_width(if l.dashed { 2 } else { 3 });
-        let anno = if l.dashed {
-            c.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, style))?
+        if l.dashed {
+            c.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, style))?;
         } else {
-            c.draw_series(LineSeries::new(pts.clone(), style))?
-        };
-        anno.label(l.name.clone())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 22, y)], col.stroke_width(3)));
+            c.draw_series(LineSeries::new(pts.clone(), style))?;
+        }
         if l.markers {
             c.draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))?;
         }
     }
-    let position = match chart.legend {
-        Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
-        Legend::UpperRight => SeriesLabelPosition::UpperRight,
-        Legend::LowerRight => SeriesLabelPosition::LowerRight,
-    };
-    c.configure_series_labels()
-        .position(position)
-        .label_font((FAMILY, 15))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(180, 180, 180))
-        .draw()
+    // The legend, in its own column: a stroke of each line's colour and its name.
+    for (k, l) in lines.iter().enumerate() {
+        let y = 60 + 24 * k as i32;
+        let col = colour(l.colour);
+        side.draw(&PathElement::new([(4, y), (30, y)], col.stroke_width(3)))?;
+        side.draw(&Text::new(
+            l.name.clone(),
+            (38, y),
+            (FAMILY, 15)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+    }
+    Ok(())
 }
 
 fn draw_bars<DB: DrawingBackend>(
@@ -626,7 +619,6 @@ mod tests {
                 markers: true,
             }]),
             vline: Some((1e5, "x".into())),
-            legend: Legend::UpperLeft,
         };
         let r = render(&chart).unwrap();
         assert_eq!(&r.png[1..4], b"PNG");

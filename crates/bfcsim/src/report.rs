@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use bfcsim_metrics::write_atomic;
-use bfcsim_plot::{Axis, Bar, Body, Chart, Legend, Line, Unit, render};
+use bfcsim_plot::{Axis, Bar, Body, Chart, Line, Unit, render};
 
 use crate::digest::Digest;
 use crate::figure::{CdfOf, ClaimDef, Expect, Figure, Metric, PlannedRun, PlotDef, Stat};
@@ -400,8 +400,6 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                             y: Axis::log(format!("{} slowdown", stat.words()), Unit::Plain),
                             body: Body::Lines(lines),
                             vline: None,
-                            // Slowdowns fall towards the largest flows: the top right is where lines rarely are.
-                            legend: Legend::UpperRight,
                         },
                     ));
                 }
@@ -463,7 +461,6 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                             y: y_axis.clone(),
                             body: Body::Lines(lines),
                             vline: mark.clone(),
-                            legend: Legend::LowerRight,
                         },
                     ));
                 }
@@ -488,7 +485,6 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                             y: y_axis.clone(),
                             body: Body::Lines(lines),
                             vline: mark.clone(),
-                            legend: Legend::LowerRight,
                         },
                     ));
                 }
@@ -514,7 +510,6 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                         y: Axis::linear(m.words(), m.unit()),
                         body: Body::Bars(bars),
                         vline: None,
-                        legend: Legend::UpperRight,
                     },
                 ));
             }
@@ -554,7 +549,6 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     y,
                     body: Body::Lines(lines),
                     vline: None,
-                    legend: Legend::UpperLeft,
                 },
             ));
         }
