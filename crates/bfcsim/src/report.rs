@@ -203,6 +203,14 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
     );
+    if results.quick {
+        let _ = writeln!(
+            md,
+            "**Quick scale**: these runs check that the figure runs and what it draws; their numbers are too \
+             few to compare with the paper's (run `bfcsim reproduce {}` for that).\n",
+            def.name
+        );
+    }
     let _ = writeln!(md, "Setup: {}\n", def.setup.trim());
     if !def.missing.is_empty() {
         let _ = writeln!(md, "Not in this reproduction:\n");

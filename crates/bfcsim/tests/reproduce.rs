@@ -123,6 +123,18 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
 }
 
 #[test]
+fn every_definition_resolves_at_both_scales() {
+    let figures = bfcsim::figure::read_all(&workspace_root().join("experiments/figures")).unwrap();
+    for f in &figures {
+        for quick in [true, false] {
+            let runs = bfcsim::figure::plan(f, quick)
+                .unwrap_or_else(|e| panic!("{} (quick {quick}): {e}", f.def.name));
+            assert!(!runs.is_empty(), "{}", f.def.name);
+        }
+    }
+}
+
+#[test]
 fn the_list_names_every_figure_of_the_evaluation() {
     let run = bfcsim(&["reproduce", "--list"]);
     assert!(run.success(), "{}", run.stderr);
