@@ -130,6 +130,9 @@ struct Done {
     wall_seconds: f64,
 }
 
+/// A run's digest and how it was obtained, or what went wrong.
+pub type RunResult = Result<(Digest, Source), String>;
+
 /// Where runs live.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -188,7 +191,7 @@ impl Store {
 
     /// The run's digest: read from disk if it finished, else simulated now (after clearing what an interrupted
     /// attempt left), its outputs, digest and completion marker written in that order.
-    pub fn get_or_run(&self, run: &Resolved) -> Result<(Digest, Source), String> {
+    pub fn get_or_run(&self, run: &Resolved) -> RunResult {
         if let Some(d) = self.finished(&run.key)? {
             return Ok((d, Source::Reused));
         }
@@ -221,8 +224,8 @@ impl Store {
         &self,
         runs: &[Resolved],
         jobs: usize,
-        each: &(dyn Fn(usize, &Result<(Digest, Source), String>) + Sync),
-    ) -> Result<Vec<Result<(Digest, Source), String>>, String> {
+        each: &(dyn Fn(usize, &RunResult) + Sync),
+    ) -> Result<Vec<RunResult>, String> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(jobs.max(1))
             .build()
