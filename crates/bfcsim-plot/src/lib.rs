@@ -341,6 +341,12 @@ struct Ticked {
     ticks: Vec<f64>,
 }
 
+impl Ticked {
+    fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Ticked {
+        Ticked { lo, hi, ticks }
+    }
+}
+
 impl Ranged for Ticked {
     type FormatOption = NoDefaultFormatting;
     type ValueType = f64;
@@ -421,18 +427,8 @@ fn draw_lines<DB: DrawingBackend>(
     let (xt, yt) = (ticks(&chart.x, x0, x1), ticks(&chart.y, y0, y1));
     let (width, _) = root.dim_in_pixel();
     let (plot, side) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
-    let mut c = frame(&plot, &chart.title).build_cartesian_2d(
-        Ticked {
-            lo: x0,
-            hi: x1,
-            ticks: xt,
-        },
-        Ticked {
-            lo: y0,
-            hi: y1,
-            ticks: yt,
-        },
-    )?;
+    let mut c = frame(&plot, &chart.title)
+        .build_cartesian_2d(Ticked::new(x0, x1, xt), Ticked::new(y0, y1, yt))?;
     c.configure_mesh()
         .x_desc(chart.x.label.as_str())
         .y_desc(chart.y.label.as_str())
@@ -517,14 +513,8 @@ fn draw_bars<DB: DrawingBackend>(
     );
     // A segmented range of u32 has a segment per value, both ends included.
     let n = bars.len().max(1) as u32 - 1;
-    let mut c = frame(root, &chart.title).build_cartesian_2d(
-        (0..n).into_segmented(),
-        Ticked {
-            lo: y0,
-            hi: y1,
-            ticks: yt,
-        },
-    )?;
+    let mut c = frame(root, &chart.title)
+        .build_cartesian_2d((0..n).into_segmented(), Ticked::new(y0, y1, yt))?;
     c.configure_mesh()
         .disable_x_mesh()
         .x_desc(chart.x.label.as_str())

@@ -95,18 +95,19 @@ pub struct Verdict {
 
 /// The paper's claimed value in words.
 fn expect_words(e: &Expect, tolerance: f64, unit: Unit, ratio: bool) -> String {
-    let f = |v: f64| {
-        if ratio {
-            format!("{}×", Unit::Plain.format(v))
-        } else {
-            unit.format(v)
-        }
+    // A ratio reads `2.3–60×`; a value carries its unit on each number.
+    let (f, end): (&dyn Fn(f64) -> String, &str) = if ratio {
+        (&|v| Unit::Plain.format(v), "×")
+    } else {
+        (&|v| unit.format(v), "")
     };
     match *e {
-        Expect::Range([lo, hi]) if hi.is_infinite() => format!("≥ {}", f(lo)),
-        Expect::Range([lo, hi]) if lo.is_infinite() || lo == 0.0 && ratio => format!("≤ {}", f(hi)),
-        Expect::Range([lo, hi]) => format!("{}–{}", f(lo), f(hi)),
-        Expect::Value(v) => format!("{} (±{:.0}%)", f(v), tolerance * 100.0),
+        Expect::Range([lo, hi]) if hi.is_infinite() => format!("≥ {}{end}", f(lo)),
+        Expect::Range([lo, hi]) if lo.is_infinite() || lo == 0.0 && ratio => {
+            format!("≤ {}{end}", f(hi))
+        }
+        Expect::Range([lo, hi]) => format!("{}–{}{end}", f(lo), f(hi)),
+        Expect::Value(v) => format!("{}{end} (±{:.0}%)", f(v), tolerance * 100.0),
     }
 }
 

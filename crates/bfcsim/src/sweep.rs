@@ -178,11 +178,13 @@ mod tests {
 
     #[test]
     fn csv_quotes_values_with_commas() {
-        let rows = vec![(
-            vec!["a=1 b=x,y".to_string(), "2".to_string()],
-            "runs/0123".to_string(),
-        )];
+        let mut values = vec!["a=1 b=x,y".to_string()];
+        values.extend((1..COLUMNS.len()).map(|i| i.to_string()));
+        let rows = vec![(values, "runs/0123".to_string())];
         let text = String::from_utf8(csv(&rows).unwrap()).unwrap();
-        assert_eq!(text.lines().nth(1), Some("\"a=1 b=x,y\",2,runs/0123"));
+        assert_eq!(
+            text.lines().nth(1),
+            Some("\"a=1 b=x,y\",1,2,3,4,5,6,7,8,9,10,11,runs/0123")
+        );
     }
 }
