@@ -247,6 +247,10 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
                 }
             );
         }
+        let _ = writeln!(
+            md,
+            "\nWhere our runs disagree, `docs/FIDELITY.md` (\"Reproduced figures\") gives the likely reason."
+        );
         md.push('\n');
     }
     summary_table(results, &mut md);

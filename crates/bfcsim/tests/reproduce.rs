@@ -52,7 +52,7 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
         .count();
     assert_eq!(verdicts, claims, "{report}");
     assert!(
-        report.contains("Paper: 2.3×–60×; ours: DCQCN/BFC"),
+        report.contains("Paper: 2.3–60×; ours: DCQCN/BFC"),
         "{report}"
     );
     // Every chart in three forms, each linked from the report.
