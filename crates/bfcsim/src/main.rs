@@ -283,9 +283,16 @@ fn real_main() -> Result<ExitCode, String> {
             let jobs = jobs.unwrap_or_else(|| {
                 std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
             });
+            let several = chosen.len() > 1;
             for figure in chosen {
                 if let Some(dir) = &slurm {
-                    let n = bfcsim::reproduce::write_slurm(figure, quick, &layout, dir)?;
+                    // One array per figure: with `all`, each in its own subdirectory.
+                    let dir = if several {
+                        dir.join(&figure.def.name)
+                    } else {
+                        dir.clone()
+                    };
+                    let n = bfcsim::reproduce::write_slurm(figure, quick, &layout, &dir)?;
                     println!(
                         "{}: {n} unfinished runs; submit with `sbatch {}`",
                         figure.def.name,

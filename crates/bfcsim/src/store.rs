@@ -7,7 +7,9 @@
 //! - a directory with `done.json` holds a complete result, and running the same configuration again reuses it
 //!   instead of simulating (a sweep or a figure killed half-way resumes where it stopped);
 //! - a directory without it is a run that was interrupted: it is deleted and the run starts again;
-//! - two sweeps, figures or cluster tasks that need the same configuration share one directory.
+//! - two sweeps, figures or cluster tasks that need the same configuration share one directory (one after the
+//!   other: two processes must not simulate the same run at the same time, which a Slurm manifest ensures by
+//!   listing each run once).
 //!
 //! The name of the experiment and `run.threads` are left out of the key: neither changes a result. The key
 //! changes with the version (`CARGO_PKG_VERSION`), so results of another release are not reused; within one
