@@ -106,6 +106,7 @@ fn expect_words(e: &Expect, tolerance: f64, unit: Unit, ratio: bool) -> String {
         Expect::Range([lo, hi]) if lo.is_infinite() || lo == 0.0 && ratio => {
             format!("≤ {}{end}", f(hi))
         }
+        Expect::Range([lo, hi]) if lo == hi => format!("{}{end}", f(lo)),
         Expect::Range([lo, hi]) => format!("{}–{}{end}", f(lo), f(hi)),
         Expect::Value(v) => format!("{}{end} (±{:.0}%)", f(v), tolerance * 100.0),
     }
@@ -614,6 +615,8 @@ mod tests {
             expect_words(&v, 1.0 / 3.0, Unit::Fraction, false),
             "37.3% (±33%)"
         );
+        let none = Expect::Range([0.0, 0.0]);
+        assert_eq!(expect_words(&none, 0.3, Unit::Fraction, false), "0%");
         assert_eq!(slug("group:direct"), "group-direct");
         assert_eq!(shade([0, 0, 0], 0, 3), [0, 0, 0]);
         assert_eq!(shade([0, 0, 0], 2, 3), [179, 179, 179]);
