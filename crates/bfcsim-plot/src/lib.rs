@@ -449,7 +449,7 @@ fn draw_lines<DB: DrawingBackend>(
             ))?;
             c.draw_series([Text::new(
                 label.clone(),
-                (cx, y1 - 0.06 * (y1 - y0)),
+                (cx, y0 + 0.1 * (y1 - y0)),
                 (FAMILY, 15).into_font().color(&grey),
             )])?;
         }

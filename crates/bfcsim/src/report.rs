@@ -432,9 +432,11 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     "CDF of switch buffer occupancy",
                     Axis::linear("buffer occupancy", Unit::Bytes),
                 ),
+                // Incast drives the tail to hundreds of flows while the queues per port are tens: a log axis keeps
+                // both in view (the curve starts at 1 with the samples of no or one active flow).
                 CdfOf::Active => (
                     "CDF of active flows per switch port",
-                    Axis::linear("active flows", Unit::Plain),
+                    Axis::log("active flows (log scale)", Unit::Plain),
                 ),
             };
             let y_axis = Axis::linear("fraction of samples", Unit::Fraction).range(0.0, 1.0);
