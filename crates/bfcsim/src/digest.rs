@@ -139,7 +139,7 @@ pub struct Buffer {
     pub p99: f64,
     /// Largest sample, bytes.
     pub max: f64,
-    /// `(bytes, fraction of samples at or below)`, [`CDF_POINTS`] points at most.
+    /// `(bytes, fraction of samples at or below)`, at most 200 points (evenly spaced in probability).
     pub cdf: Vec<(f64, f64)>,
 }
 

@@ -214,6 +214,14 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
         );
     }
     let _ = writeln!(md, "Setup: {}\n", def.setup.trim());
+    let broken = results.digests.iter().filter(|d| d.violations > 0).count();
+    if broken > 0 {
+        let _ = writeln!(
+            md,
+            "**Warning**: {broken} of the runs violated the simulator's end-of-run invariants (see their \
+             `run.json`); their numbers are not to be trusted.\n"
+        );
+    }
     if !def.missing.is_empty() {
         let _ = writeln!(md, "Not in this reproduction:\n");
         for m in &def.missing {
