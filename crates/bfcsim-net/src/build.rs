@@ -160,6 +160,68 @@ pub struct Dumbbell {
     pub bottleneck_delay: Time,
 }
 
+/// Two data centres joined by one long link (BFC App. A.9): each is a leaf-spine of `tors` ToRs × `hosts_per_tor`
+/// hosts and `spines` spines, whose spines all link to the data centre's gateway switch; the two gateways are
+/// joined by the interconnect. Hosts of data centre 0 come first (indices 0..H/2). The interconnect is the last
+/// link built, so it is `link:N` for N = the number of links − 1 ([`TwoDc::interconnect_link`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TwoDc {
+    /// ToR switches per data centre.
+    #[serde(default = "TwoDc::default_tors")]
+    pub tors: u32,
+    /// Hosts under each ToR.
+    #[serde(default = "LeafSpine::default_hosts_per_tor")]
+    pub hosts_per_tor: u32,
+    /// Spine switches per data centre.
+    #[serde(default = "LeafSpine::default_spines")]
+    pub spines: u32,
+    /// Rate of every link inside a data centre.
+    #[serde(default = "default_rate")]
+    pub rate: Rate,
+    /// Propagation delay of every link inside a data centre.
+    #[serde(default = "default_delay")]
+    pub delay: Time,
+    /// Rate of the interconnect (200 Gb/s in App. A.9).
+    #[serde(default = "TwoDc::default_interconnect_rate")]
+    pub interconnect_rate: Rate,
+    /// One-way delay of the interconnect (200 µs in App. A.9).
+    #[serde(default = "TwoDc::default_interconnect_delay")]
+    pub interconnect_delay: Time,
+}
+
+impl TwoDc {
+    fn default_tors() -> u32 {
+        2
+    }
+    fn default_interconnect_rate() -> Rate {
+        Rate::gbps(200)
+    }
+    fn default_interconnect_delay() -> Time {
+        Time::from_us(200)
+    }
+
+    /// The link id of the interconnect.
+    pub fn interconnect_link(&self) -> u32 {
+        let per_dc = self.tors * self.hosts_per_tor + self.tors * self.spines + self.spines;
+        2 * per_dc
+    }
+}
+
+impl Default for TwoDc {
+    fn default() -> Self {
+        TwoDc {
+            tors: TwoDc::default_tors(),
+            hosts_per_tor: LeafSpine::default_hosts_per_tor(),
+            spines: LeafSpine::default_spines(),
+            rate: default_rate(),
+            delay: default_delay(),
+            interconnect_rate: TwoDc::default_interconnect_rate(),
+            interconnect_delay: TwoDc::default_interconnect_delay(),
+        }
+    }
+}
+
 /// Builds the topology. Hosts get node ids 0..H (in rack order), switches follow.
 pub trait Build {
     /// The fabric as a [`Topology`], or a message saying which parameter is invalid.
@@ -207,6 +269,47 @@ impl Build for LeafSpine {
                 }
             }
         }
+        t.finish();
+        Ok(t)
+    }
+}
+
+impl Build for TwoDc {
+    fn build(&self) -> Result<Topology, String> {
+        positive("tors", self.tors)?;
+        positive("hosts_per_tor", self.hosts_per_tor)?;
+        positive("spines", self.spines)?;
+        let mut t = Topology::new();
+        let per_dc = (self.tors * self.hosts_per_tor) as usize;
+        let hosts = add_hosts(&mut t, 2 * self.tors * self.hosts_per_tor);
+        let mut switches =
+            |n: u32| -> Vec<NodeId> { (0..n).map(|_| t.add_node(NodeKind::Switch)).collect() };
+        let tors = [switches(self.tors), switches(self.tors)];
+        let spines = [switches(self.spines), switches(self.spines)];
+        let gateways = [t.add_node(NodeKind::Switch), t.add_node(NodeKind::Switch)];
+        for (i, &h) in hosts.iter().enumerate() {
+            let tor = tors[i / per_dc][(i % per_dc) / self.hosts_per_tor as usize];
+            t.connect(h, tor, self.rate, self.delay);
+        }
+        for dc in 0..2 {
+            for &tor in &tors[dc] {
+                for &spine in &spines[dc] {
+                    t.connect(tor, spine, self.rate, self.delay);
+                }
+            }
+        }
+        for dc in 0..2 {
+            for &spine in &spines[dc] {
+                t.connect(spine, gateways[dc], self.rate, self.delay);
+            }
+        }
+        let link = t.connect(
+            gateways[0],
+            gateways[1],
+            self.interconnect_rate,
+            self.interconnect_delay,
+        );
+        debug_assert_eq!(link.0, self.interconnect_link());
         t.finish();
         Ok(t)
     }
@@ -333,6 +436,22 @@ mod tests {
         assert_eq!(racks[0], racks[15]);
         assert_ne!(racks[15], racks[16]);
         assert_eq!(t.top_layer(), 2);
+    }
+
+    #[test]
+    fn two_dc_shape() {
+        let dc = TwoDc::default();
+        let t = dc.build().unwrap();
+        assert_eq!(t.hosts.len(), 64);
+        assert_eq!(t.switch_count(), 2 * (2 + 8) + 2);
+        // Hosts, ToR-spine, spine-gateway, and the interconnect last.
+        assert_eq!(t.links.len(), 64 + 2 * 16 + 2 * 8 + 1);
+        let ic = &t.links[dc.interconnect_link() as usize];
+        assert_eq!(ic.rate, Rate::gbps(200));
+        assert_eq!(ic.delay, Time::from_us(200));
+        let racks = t.racks();
+        assert_eq!((racks[0], racks[15]), (racks[15], racks[0]));
+        assert_ne!(racks[31], racks[32]);
     }
 
     #[test]

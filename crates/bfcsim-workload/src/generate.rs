@@ -35,6 +35,9 @@ use crate::spec::{GroupSpec, IncastArrival, IncastSpec, Senders, WorkloadSpec};
 
 /// The first RNG stream of the groups: `Workload(GROUP_STREAMS + i)` is group `i`'s, far above the incasts'.
 pub const GROUP_STREAMS: u32 = 1 << 16;
+/// The RNG stream of the background's classes (`classes > 1`): their own stream, so that spreading flows over
+/// classes changes nothing else about them.
+const CLASS_STREAM: u32 = GROUP_STREAMS - 1;
 
 /// The hosts a workload is generated over.
 #[derive(Clone, Copy, Debug)]
@@ -214,15 +217,8 @@ pub fn generate(
         .map(|(i, g)| group_plan(spec, i, g, hosts))
         .collect::<Result<Vec<_>, _>>()?;
     let hosts = hosts.ids;
-    for (i, inc) in spec.incast.iter().enumerate() {
-        if inc.degree as usize > hosts.len() - 1 {
-            return Err(invalid(format!(
-                "incast {i}: degree {} needs that many senders besides the destination, but there are only {} \
-                 other hosts",
-                inc.degree,
-                hosts.len() - 1
-            )));
-        }
+    if !spec.incast.is_empty() && hosts.len() < 2 {
+        return Err(invalid("an incast needs at least two hosts".into()));
     }
 
     let mut flows = Vec::new();
@@ -234,6 +230,8 @@ pub fn generate(
         let expected = plan.background_rate * spec.duration.secs_f64();
         flows.reserve((expected * 1.05).min(1e9) as usize);
         let mut rng = stream(master_seed, Stream::Workload(0));
+        let mut class_rng = stream(master_seed, Stream::Workload(CLASS_STREAM));
+        let classes = spec.classes.max(1);
         let mut t = Time::ZERO;
         loop {
             t = t.saturating_add(gaps.next_gap(&mut rng));
@@ -247,7 +245,10 @@ pub fn generate(
                 dst,
                 size,
                 start: t,
-                class: spec.class,
+                class: match classes {
+                    1 => spec.class,
+                    n => spec.class + class_rng.random_range(0..n),
+                },
                 incast: false,
                 group: None,
             });
@@ -424,12 +425,29 @@ impl GroupPlan<'_> {
     }
 }
 
-/// The background's endpoint chooser: `sources`/`destinations` subsets, rack locality, or uniform.
+/// The background's endpoint chooser: `sources`/`destinations` subsets, rack locality, blocks of hosts, or
+/// uniform.
 fn endpoints(
     spec: &WorkloadSpec,
     hosts: &[NodeId],
     racks: &[u32],
 ) -> Result<Endpoints, WorkloadError> {
+    if let Some(n) = spec.partition {
+        if spec.locality.is_some() || spec.sources.is_some() || spec.destinations.is_some() {
+            return Err(WorkloadError::Invalid(
+                "give `partition` without `locality`, `sources` or `destinations`".into(),
+            ));
+        }
+        if n < 2 || hosts.len() % n as usize != 0 {
+            return Err(WorkloadError::Invalid(format!(
+                "partition = {n} must be at least 2 and divide the {} hosts",
+                hosts.len()
+            )));
+        }
+        // A block is a rack whose every flow stays local.
+        let blocks: Vec<u32> = (0..hosts.len() as u32).map(|i| i / n).collect();
+        return Endpoints::local(hosts, &blocks, 1.0).map_err(WorkloadError::Invalid);
+    }
     match (spec.locality, spec.subsets(hosts.len())?) {
         (Some(_), Some(_)) => {
             Err("give either `locality` or `sources`/`destinations`, not both".into())
@@ -476,6 +494,8 @@ pub fn long_lived(spec: &WorkloadSpec, hosts: &[NodeId]) -> Result<Vec<FlowSpec>
 }
 
 /// One incast event at `t`: a uniform destination and `degree` distinct uniform sources among the other hosts.
+/// A degree above the other hosts' number (BFC §6.3's Fig. 13 goes to 2000 on 128 hosts) gives every other host
+/// ⌊degree/others⌋ flows and the remainder one more, drawn as a smaller incast.
 fn incast_event<R: rand::Rng + ?Sized>(
     flows: &mut Vec<FlowSpec>,
     rng: &mut R,
@@ -487,9 +507,10 @@ fn incast_event<R: rand::Rng + ?Sized>(
     let n = hosts.len();
     let dst = rng.random_range(0..n);
     // Floyd's algorithm: `degree` distinct indices of 0..n-1, then skip over the destination.
-    let (m, d) = (n - 1, inc.degree as usize);
+    let (m, degree) = (n - 1, inc.degree as usize);
+    let (full, d) = (degree / m, degree % m);
+    let mut order: Vec<usize> = (0..full).flat_map(|_| 0..m).collect();
     let mut chosen = BTreeSet::new();
-    let mut order = Vec::with_capacity(d);
     for j in m - d..m {
         let k = rng.random_range(0..=j);
         // j is larger than every index chosen so far, so it is always new.
@@ -544,9 +565,11 @@ mod tests {
             load_on: "core".into(),
             duration,
             locality: None,
+            partition: None,
             sources: None,
             destinations: None,
             class: 0,
+            classes: 1,
             incast: vec![],
             group: vec![],
             long_lived: vec![],
@@ -693,17 +716,31 @@ mod tests {
         let flows = generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4).unwrap();
         let events = flows.iter().filter(|f| f.incast).count() / 10;
         assert!((events as f64 / 400.0 - 1.0).abs() < 0.2, "{events}");
-        // A degree as large as the other hosts works; larger is an error.
+        // A degree as large as the other hosts gives each one flow; a larger one several to some.
         s.incast[0].degree = 15;
-        assert!(generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4).is_ok());
-        s.incast[0].degree = 16;
-        let e = generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4)
-            .unwrap_err()
-            .to_string();
+        let flows = generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4).unwrap();
+        let first: Vec<&FlowSpec> = flows.iter().filter(|f| f.incast).take(15).collect();
+        let senders: BTreeSet<NodeId> = first.iter().map(|f| f.src).collect();
+        assert_eq!(senders.len(), 15);
+        s.incast[0].degree = 40;
+        let flows = generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4).unwrap();
+        let first: Vec<&FlowSpec> = flows.iter().filter(|f| f.incast).take(40).collect();
         assert!(
-            e.contains("degree 16") && e.contains("only 15 other hosts"),
-            "{e}"
+            first
+                .iter()
+                .all(|f| f.start == first[0].start && f.dst == first[0].dst)
         );
+        let mut per_sender = std::collections::BTreeMap::new();
+        for f in &first {
+            *per_sender.entry(f.src).or_insert(0) += 1;
+        }
+        // 40 = 2 × 15 + 10: every other host sends two or three flows.
+        assert_eq!(per_sender.len(), 15);
+        assert!(
+            per_sender.values().all(|&c| c == 2 || c == 3),
+            "{per_sender:?}"
+        );
+        assert_eq!(per_sender.values().filter(|&&c| c == 3).count(), 10);
         s.incast[0].period = Some(Time::from_us(1));
         assert!(
             generate(&s, Some(&google()), &on(&hosts(16)), Some(&BASIS), 4)
@@ -745,6 +782,22 @@ mod tests {
                 .all(|(x, y)| x.src == y.src && x.dst == y.dst && x.size == y.size)
         );
         assert_eq!(d.iter().filter(|f| f.incast).count(), 4 * 4);
+    }
+
+    #[test]
+    fn partition_keeps_flows_in_their_block() {
+        let mut s = spec(0.5, ArrivalKind::Poisson, Time::from_us(500));
+        s.partition = Some(16);
+        let flows = generate(&s, Some(&google()), &on(&hosts(32)), Some(&BASIS), 9).unwrap();
+        assert!(flows.iter().any(|f| f.src.0 >= 16));
+        assert!(
+            flows
+                .iter()
+                .all(|f| f.src.0 / 16 == f.dst.0 / 16 && f.src != f.dst)
+        );
+        s.partition = Some(5);
+        let e = generate(&s, Some(&google()), &on(&hosts(32)), Some(&BASIS), 9).unwrap_err();
+        assert!(e.to_string().contains("divide the 32 hosts"), "{e}");
     }
 
     #[test]

@@ -10,10 +10,12 @@
 //! load_on = "core"          # resolved by the caller into a `LoadBasis`
 //! duration = "5ms"          # flows start in [0, duration)
 //! locality = 0.0            # optional: fraction of rack-local destinations; absent = uniform all-to-all
+//! partition = 32            # optional: flows stay within blocks of 32 consecutive hosts (one data centre each)
 //! sources = [0, 1, 2]       # optional: background sources among these host indices (default: all that
 //!                           # have a destination besides themselves)
 //! destinations = [3]        # optional: background destinations among these host indices (default: all)
 //! class = 0
+//! classes = 1               # optional: background classes class..class+classes-1, equal load each
 //! [[workload.incast]]
 //! degree = 100              # senders per event
 //! aggregate = "20MB"        # bytes per event, split evenly among the senders
@@ -105,6 +107,11 @@ pub struct WorkloadSpec {
     /// Fraction of rack-local destinations; absent means uniform all-to-all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locality: Option<f64>,
+    /// Background flows stay inside blocks of this many consecutive host indices: the destination is uniform
+    /// among the other hosts of the source's block (BFC App. A.9's intra-data-centre traffic, each data centre
+    /// one block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<u32>,
     /// Background sources are drawn uniformly among these host indices; absent: every host that has a
     /// destination other than itself (so `destinations = [0]` alone is many-to-one traffic into host 0, the
     /// single bottleneck of BFC §2.3's Fig. 4).
@@ -117,6 +124,10 @@ pub struct WorkloadSpec {
     /// Traffic class of the background flows.
     #[serde(default)]
     pub class: u8,
+    /// Spread the background flows uniformly over this many classes from `class` on (equal load per class, BFC
+    /// App. A.3's four priority classes); default 1.
+    #[serde(default = "one_class", skip_serializing_if = "is_one")]
+    pub classes: u8,
     /// Incast generators.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub incast: Vec<IncastSpec>,
@@ -126,6 +137,14 @@ pub struct WorkloadSpec {
     /// Long-lived flows (BFC §2.1's long flow), added to the generated ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub long_lived: Vec<LongLivedSpec>,
+}
+
+fn one_class() -> u8 {
+    1
+}
+
+fn is_one(n: &u8) -> bool {
+    *n == 1
 }
 
 fn default_load_on() -> String {

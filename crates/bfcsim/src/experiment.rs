@@ -8,7 +8,7 @@
 //! ```toml
 //! name = "clos128-google-dctcp"
 //! seed = 1
-//! [topology]              # kind = leaf-spine | fat-tree | star | dumbbell | hpcc (file = "topology.txt")
+//! [topology]              # kind = leaf-spine | fat-tree | star | dumbbell | two-dc | hpcc (file = "topology.txt")
 //! kind = "leaf-spine"
 //! [switch]
 //! buffer = "12MB"
@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use bfcsim_core::{InputError, Rate, Time};
 use bfcsim_metrics::{BucketScheme, BudgetConfig, Ideal, PacketFormat};
 use bfcsim_net::Topology;
-use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Star};
+use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Star, TwoDc};
 use bfcsim_net::import::read_hpcc_topology;
 use bfcsim_schemes::cc::CcConfig;
 use bfcsim_sim::{FlowControl, NicConfig, SwitchConfig};
@@ -141,6 +141,8 @@ pub enum TopologyConfig {
     Dumbbell(Dumbbell),
     /// HPCC ns-3's `topology.txt`.
     Hpcc(HpccTopology),
+    /// Two leaf-spine data centres joined by a long link (BFC App. A.9).
+    TwoDc(TwoDc),
 }
 
 /// An HPCC ns-3 `topology.txt`.
@@ -153,8 +155,14 @@ pub struct HpccTopology {
 
 impl bfcsim_core::tagged::Tagged for TopologyConfig {
     const TAG: &'static str = "kind";
-    const VARIANTS: &'static [&'static str] =
-        &["leaf-spine", "fat-tree", "star", "dumbbell", "hpcc"];
+    const VARIANTS: &'static [&'static str] = &[
+        "leaf-spine",
+        "fat-tree",
+        "star",
+        "dumbbell",
+        "hpcc",
+        "two-dc",
+    ];
     const DEFAULT: &'static str = "leaf-spine";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -166,6 +174,7 @@ impl bfcsim_core::tagged::Tagged for TopologyConfig {
             "star" => Star::deserialize(rest).map(TopologyConfig::Star),
             "dumbbell" => Dumbbell::deserialize(rest).map(TopologyConfig::Dumbbell),
             "hpcc" => HpccTopology::deserialize(rest).map(TopologyConfig::Hpcc),
+            "two-dc" => TwoDc::deserialize(rest).map(TopologyConfig::TwoDc),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -253,6 +262,7 @@ impl TopologyConfig {
             TopologyConfig::FatTree(t) => t.resolve()?.build(),
             TopologyConfig::Star(t) => t.build(),
             TopologyConfig::Dumbbell(t) => t.build(),
+            TopologyConfig::TwoDc(t) => t.build(),
             TopologyConfig::Hpcc(h) => {
                 read_hpcc_topology(&base.join(&h.file)).map_err(|e| e.to_string())
             }
@@ -315,6 +325,10 @@ pub struct MetricsConfig {
     /// packets).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active_flows_on: Option<String>,
+    /// Further link sets whose utilization the summary reports, each under its own text (`link:112`: the
+    /// interconnect of a `two-dc` topology, App. A.9's Fig. 26b).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub utilization_on: Vec<String>,
 }
 
 impl Default for MetricsConfig {
@@ -326,6 +340,7 @@ impl Default for MetricsConfig {
             budget: BudgetConfig::default(),
             warmup: Time::ZERO,
             active_flows_on: None,
+            utilization_on: Vec::new(),
         }
     }
 }

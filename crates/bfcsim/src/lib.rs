@@ -1,10 +1,17 @@
 //! bfcsim's top layer (GUIDE §3.1): experiment files, the runner that connects a workload, the engine and the
 //! metrics, and the command line. `bfcsim run EXPERIMENT.toml` is [`experiment::ExperimentConfig`] +
-//! [`runner::run`].
+//! [`runner::prepare`] + [`runner::simulate`]. Sweeps and reproduced figures go through the resumable run store
+//! ([`store`], each run's [`digest`]); a figure of a paper is a definition ([`figure`]) that [`reproduce`] runs
+//! and [`report`] turns into `report.md` and charts.
 
 pub mod bench;
+pub mod digest;
 pub mod experiment;
+pub mod figure;
 pub mod load;
 pub mod presets;
+pub mod report;
+pub mod reproduce;
 pub mod runner;
+pub mod store;
 pub mod sweep;

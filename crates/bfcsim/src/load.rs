@@ -32,6 +32,12 @@ pub enum Pattern<'a> {
         /// Fraction of rack-local destinations.
         locality: Option<f64>,
     },
+    /// Source uniform, destination uniform among the other hosts of the source's block of `size` consecutive
+    /// host indices (`workload.partition`).
+    Blocks {
+        /// Hosts per block.
+        size: usize,
+    },
     /// Source uniform among `sources`, destination uniform among `destinations` less the source (host indices).
     Between {
         /// Possible sources.
@@ -66,6 +72,7 @@ pub fn load_basis(
     let hosts = &topo.hosts;
     let racks = topo.racks();
     let (mut all, mut local, mut remote) = ((0.0, 0u64), (0.0, 0u64), (0.0, 0u64));
+    let mut in_block = (0.0, 0u64);
     // Per source: the sum and count of its crossings to the destinations `Pattern::Between` allows.
     let mut per_source = vec![(0.0, 0u64); hosts.len()];
     let allowed = |list: &[usize], i: usize| list.contains(&i);
@@ -82,6 +89,11 @@ pub fn load_basis(
             } else {
                 remote = (remote.0 + x, remote.1 + 1);
             }
+            if let Pattern::Blocks { size } = pattern {
+                if s / size == d as usize / size {
+                    in_block = (in_block.0 + x, in_block.1 + 1);
+                }
+            }
             if let Pattern::Between { destinations, .. } = pattern {
                 if allowed(destinations, d as usize) {
                     per_source[s] = (per_source[s].0 + x, per_source[s].1 + 1);
@@ -94,6 +106,8 @@ pub fn load_basis(
     let background = match pattern {
         Pattern::AllToAll { locality: None } => uniform,
         Pattern::AllToAll { locality: Some(p) } => p * mean(local) + (1.0 - p) * mean(remote),
+        // Blocks are equally large: every pair inside one is equally likely.
+        Pattern::Blocks { .. } => mean(in_block),
         // The source is uniform, then the destination uniform among its allowed ones.
         Pattern::Between { sources, .. } => {
             sources.iter().map(|&s| mean(per_source[s])).sum::<f64>() / sources.len().max(1) as f64

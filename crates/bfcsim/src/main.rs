@@ -1,21 +1,20 @@
 //! The `bfcsim` command line: `run`, `replay`, `compare`, `bench` and `schemes`.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bfcsim::experiment::{
     ExperimentConfig, FlowsConfig, HpccTopology, TopologyConfig, load_experiment,
 };
 use bfcsim::runner::{Outcome, Prepared, prepare, simulate, write_outputs};
+use bfcsim::store::{RunSpec, Source, Store};
 use bfcsim::sweep::{self, Sweep};
 use bfcsim_metrics::{render_table, write_atomic};
 use bfcsim_sim::Sim;
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 #[derive(Parser)]
 #[command(
@@ -39,7 +38,8 @@ enum Command {
         set: Vec<String>,
         /// Run once per value (several `--sweep`s: once per combination) and print one summary line per run:
         /// `--sweep workload.load=0.5,0.7,0.9 --sweep scheme.name=ideal-fq,ideal-srf`. Each run writes its
-        /// outputs to `OUT/KEY=VALUE,...`; `OUT/sweep.csv` collects the lines.
+        /// outputs to `OUT/runs/<hash of its configuration>/`, and a run that finished before is reused;
+        /// `OUT/sweep.csv` collects the lines and names each point's directory.
         #[arg(long = "sweep", value_name = "KEY=V1,V2,...")]
         sweep: Vec<String>,
         /// Runs of a sweep to simulate at once (each run's results do not depend on it).
@@ -110,6 +110,40 @@ enum Command {
     },
     /// List every scheme with its parameters and defaults.
     Schemes,
+    /// Reproduce a figure of a paper (`experiments/figures/NAME.toml`): its runs (reusing finished ones), then
+    /// `OUT/NAME/report.md` with the paper's claims checked, tables and charts (PNG, SVG, CSV).
+    Reproduce {
+        /// The figure (`--list` shows them), or `all`.
+        #[arg(required_unless_present_any = ["list", "task"])]
+        name: Option<String>,
+        /// List the figures.
+        #[arg(long)]
+        list: bool,
+        /// A smaller run of each figure for checking (seconds to a minute), reported in `OUT/NAME-quick`.
+        #[arg(long)]
+        quick: bool,
+        /// Runs simulated at once (default: the machine's cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Root of reports (`OUT/NAME`) and runs (`OUT/runs`, shared between figures).
+        #[arg(long, default_value = "out/reproduce")]
+        out: PathBuf,
+        /// Where the figure definitions are.
+        #[arg(long, default_value = "experiments/figures")]
+        figures: PathBuf,
+        /// Do not run: write DIR/manifest.json and DIR/job.sh, a Slurm job array of the unfinished runs.
+        #[arg(long, value_name = "DIR", conflicts_with = "collect")]
+        slurm: Option<PathBuf>,
+        /// Do not run: build the report from finished runs (after a Slurm array).
+        #[arg(long)]
+        collect: bool,
+        /// Run one entry of a Slurm manifest (what each array task does).
+        #[arg(long, value_name = "MANIFEST", requires = "index", conflicts_with_all = ["name", "list"])]
+        task: Option<PathBuf>,
+        /// The entry of `--task`.
+        #[arg(long)]
+        index: Option<usize>,
+    },
 }
 
 /// How `compare` (and `--compare`) groups and judges flows.
@@ -209,6 +243,94 @@ fn real_main() -> Result<ExitCode, String> {
             print!("{}", bfcsim::presets::describe());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Reproduce {
+            name,
+            list,
+            quick,
+            jobs,
+            out,
+            figures,
+            slurm,
+            collect,
+            task,
+            index,
+        } => {
+            if let (Some(manifest), Some(index)) = (task, index) {
+                let (key, source) = bfcsim::reproduce::run_task(&manifest, index)?;
+                let how = if source == Source::Ran {
+                    "ran"
+                } else {
+                    "had already finished"
+                };
+                eprintln!("run {key} {how}");
+                return Ok(ExitCode::SUCCESS);
+            }
+            let all = bfcsim::figure::read_all(&figures)?;
+            if list {
+                list_figures(&all);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let name = name.expect("clap requires a name without --list or --task");
+            let chosen: Vec<&bfcsim::figure::Figure> = if name == "all" {
+                all.iter().collect()
+            } else {
+                let f = all.iter().find(|f| f.def.name == name).ok_or_else(|| {
+                    format!("no figure `{name}` in {} (see --list)", figures.display())
+                })?;
+                vec![f]
+            };
+            let layout = bfcsim::reproduce::Layout { out };
+            let jobs = jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            });
+            let several = chosen.len() > 1;
+            for figure in chosen {
+                if let Some(dir) = &slurm {
+                    // One array per figure: with `all`, each in its own subdirectory.
+                    let dir = if several {
+                        dir.join(&figure.def.name)
+                    } else {
+                        dir.clone()
+                    };
+                    let n = bfcsim::reproduce::write_slurm(figure, quick, &layout, &dir)?;
+                    println!(
+                        "{}: {n} unfinished runs; submit with `sbatch {}`",
+                        figure.def.name,
+                        dir.join("job.sh").display()
+                    );
+                    continue;
+                }
+                let report = if collect {
+                    bfcsim::reproduce::collect(figure, quick, &layout)?
+                } else {
+                    bfcsim::reproduce::reproduce(figure, quick, jobs, &layout)?
+                };
+                println!("{}: {}", figure.def.name, report.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `reproduce --list`: one line per figure with its runs at both scales.
+fn list_figures(all: &[bfcsim::figure::Figure]) {
+    let width = all.iter().map(|f| f.def.name.len()).max().unwrap_or(0);
+    for f in all {
+        let count = |quick| {
+            let points = f.points(quick);
+            let per_seed: usize = (0..f.def.series.len())
+                .map(|s| points.iter().filter(|&&x| f.runs_at(s, x)).count())
+                .sum();
+            per_seed * f.seeds(quick).len()
+        };
+        println!(
+            "{:<width$}  {:<22} {} ({} runs, {} with --quick)",
+            f.def.name,
+            f.def.source,
+            f.def.title,
+            count(false),
+            count(true)
+        );
     }
 }
 
@@ -269,8 +391,9 @@ fn compare_files(reference: &Path, ours: &Path, options: &CompareOptions) -> Res
     Ok(())
 }
 
-/// Runs every point of `sweeps` over `experiment` (with `set` applied first), `jobs` at a time, printing one
-/// line per point in point order as soon as it and those before it are done.
+/// Runs every point of `sweeps` over `experiment` (with `set` applied first), `jobs` at a time, through the run
+/// store under `OUT/runs` (a point that finished before is not simulated again), printing one line per point in
+/// point order as soon as it and those before it are done.
 fn run_sweep(
     experiment: &Path,
     set: &[String],
@@ -280,20 +403,28 @@ fn run_sweep(
     jobs: usize,
 ) -> Result<ExitCode, String> {
     let points = sweep::points(sweeps);
-    // Every point's configuration first, so that a bad value stops the sweep before anything runs.
-    let configs = points
+    // Every point resolved first, so that a bad value stops the sweep before anything runs.
+    let runs = points
         .iter()
         .map(|point| {
-            let overrides: Vec<String> = set.iter().chain(point).cloned().collect();
-            let mut config = load_experiment(experiment, &overrides).map_err(|e| e.to_string())?;
-            if let Some(seed) = seed {
-                config.seed = seed;
+            let overrides = set
+                .iter()
+                .chain(point)
+                .cloned()
+                .chain(seed.map(|s| format!("seed={s}")))
+                .collect();
+            RunSpec {
+                experiment: experiment.to_path_buf(),
+                overrides,
             }
-            Ok(config)
+            .resolve()
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let base = experiment.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let root = out.unwrap_or_else(|| Path::new("out").join(&configs[0].name));
+    let name = load_experiment(experiment, set)
+        .map_err(|e| e.to_string())?
+        .name;
+    let root = out.unwrap_or_else(|| Path::new("out").join(&name));
+    let store = Store::new(root.join("runs"));
     let width = points
         .iter()
         .map(|p| p.join(" ").len())
@@ -301,63 +432,57 @@ fn run_sweep(
         .unwrap_or(0)
         .max(5);
     eprintln!(
-        "bfcsim {}: {} runs, {} at a time; outputs in {}",
-        configs[0].name,
+        "bfcsim {name}: {} runs, {} at a time; outputs in {}",
         points.len(),
         jobs.clamp(1, points.len()),
-        root.display()
+        store.dir("").display()
     );
     println!("{}", sweep::header(width));
-    let next = AtomicUsize::new(0);
     // Results by point, and how many have been printed.
     let done = Mutex::new((vec![None; points.len()], 0usize));
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, points.len()) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= points.len() {
-                        break;
-                    }
-                    let dir = root.join(sweep::point_dir(&points[i]));
-                    let result = prepare(&configs[i], &base)
-                        .and_then(|prepared| simulate_to(&configs[i], prepared, &dir, None))
-                        .map(|o| sweep::values(&points[i], &o.summary, o.violations.len()))
-                        .map_err(|e| format!("{}: {e}", experiment.display()));
-                    let mut d = done.lock().expect("no run panics while printing");
-                    d.0[i] = Some(result);
-                    while let Some(Some(r)) = d.0.get(d.1) {
-                        match r {
-                            Ok(values) => println!("{}", sweep::line(values, width)),
-                            Err(e) => eprintln!("error: {}: {e}", points[d.1].join(" ")),
-                        }
-                        d.1 += 1;
-                    }
-                }
-            });
+    let results = store.run_all(&runs, jobs, &|i, result| {
+        let mut d = done.lock().expect("no run panics while printing");
+        d.0[i] = Some(
+            result
+                .as_ref()
+                .map(|(digest, _)| sweep::values(&points[i], digest))
+                .map_err(String::clone),
+        );
+        while let Some(Some(r)) = d.0.get(d.1) {
+            match r {
+                Ok(values) => println!("{}", sweep::line(values, width)),
+                Err(e) => eprintln!("error: {}: {e}", points[d.1].join(" ")),
+            }
+            d.1 += 1;
         }
-    });
-    let results: Vec<Result<Vec<String>, String>> = done
-        .into_inner()
-        .expect("no run panicked")
-        .0
-        .into_iter()
-        .map(|r| r.expect("every point ran"))
-        .collect();
-    let rows: Vec<Vec<String>> = results
+    })?;
+    let reused = results
         .iter()
-        .filter_map(|r| r.as_ref().ok())
-        .cloned()
+        .filter(|r| matches!(r, Ok((_, Source::Reused))))
+        .count();
+    if reused > 0 {
+        eprintln!(
+            "{reused} of {} runs had finished before and were reused",
+            runs.len()
+        );
+    }
+    let rows: Vec<(Vec<String>, String)> = results
+        .iter()
+        .zip(&points)
+        .zip(&runs)
+        .filter_map(|((r, point), run)| {
+            let (digest, _) = r.as_ref().ok()?;
+            Some((sweep::values(point, digest), format!("runs/{}", run.key)))
+        })
         .collect();
-    std::fs::create_dir_all(&root).map_err(|e| format!("creating {}: {e}", root.display()))?;
-    write_atomic(root.join("sweep.csv"), |w| {
-        w.write_all(sweep::csv(&rows).as_bytes())
-    })
-    .map_err(|e| format!("writing {}: {e}", root.join("sweep.csv").display()))?;
+    let csv = root.join("sweep.csv");
+    let bytes = sweep::csv(&rows).map_err(|e| format!("writing {}: {e}", csv.display()))?;
+    write_atomic(&csv, |w| w.write_all(&bytes))
+        .map_err(|e| format!("writing {}: {e}", csv.display()))?;
     if results.iter().any(Result::is_err) {
         return Ok(ExitCode::FAILURE);
     }
-    if rows.iter().any(|r| r.last().is_some_and(|v| v != "0")) {
+    if rows.iter().any(|(r, _)| r.last().is_some_and(|v| v != "0")) {
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
@@ -404,7 +529,7 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
     if let Some(p) = &plan {
         eprintln!("offered: {p}");
     }
-    let bar = progress_bar(flows);
+    let bar = bfcsim::store::progress_bar(flows, "flows {msg}");
     let outcome = simulate_to(config, prepared, out, bar.as_ref())?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -431,17 +556,4 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn progress_bar(flows: usize) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(flows as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} flows {msg}")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    Some(bar)
 }

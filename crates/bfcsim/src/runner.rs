@@ -57,12 +57,15 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
     let subsets = spec
         .subsets(topology.hosts.len())
         .map_err(|e| e.to_string())?;
-    let pattern = match &subsets {
-        Some((sources, destinations)) => Pattern::Between {
+    let pattern = match (&subsets, spec.partition) {
+        (Some((sources, destinations)), _) => Pattern::Between {
             sources,
             destinations,
         },
-        None => Pattern::AllToAll {
+        (None, Some(size)) => Pattern::Blocks {
+            size: size.max(1) as usize,
+        },
+        (None, None) => Pattern::AllToAll {
             locality: spec.locality,
         },
     };
@@ -296,8 +299,21 @@ pub fn simulate(
     summary.occupancy = Some(occupancy.report());
     let duration = end.saturating_sub(first).max(Time::from_ps(1));
     let mut links = LinkUtilization::new();
-    for (name, set) in [("host", LinkSet::Host), ("fabric", LinkSet::Fabric)] {
-        for p in topo.ports_in_set(&set) {
+    let mut sets = vec![
+        ("host".to_string(), LinkSet::Host),
+        ("fabric".into(), LinkSet::Fabric),
+    ];
+    for text in &config.metrics.utilization_on {
+        let set = LinkSet::parse(text).map_err(|e| format!("metrics.utilization_on: {e}"))?;
+        if topo.ports_in_set(&set).is_empty() {
+            return Err(format!(
+                "metrics.utilization_on: the topology has no {text} links"
+            ));
+        }
+        sets.push((text.clone(), set));
+    }
+    for (name, set) in &sets {
+        for p in topo.ports_in_set(set) {
             let (rate, _) = sim.port_link(p);
             links.add(
                 name,

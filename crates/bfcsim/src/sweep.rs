@@ -1,13 +1,14 @@
 //! `bfcsim run EXPERIMENT --sweep KEY=V1,V2,...`: one run per point of the cartesian product of the sweeps (the
-//! first sweep varies slowest), each point an ordinary run with its values as extra `--set` overrides and its
-//! own output directory, and one summary line per point: the FCT slowdown of all non-incast flows and the
+//! first sweep varies slowest), each point an ordinary run with its values as extra `--set` overrides, kept in
+//! the resumable run store ([`crate::store`]: `OUT/runs/<key>/`, so a sweep started again skips the points that
+//! finished), and one summary line per point: the FCT slowdown of all non-incast flows and the
 //! active flows per sampled switch port (mean, p50, p90, p99, max, and the fraction of samples above 32, the
 //! queues per port of Tofino2 that BFC §2.3's Fig. 4 marks). Every point is deterministic on its own, so
 //! running points in parallel changes nothing but the wall time.
 
 use std::fmt::Write;
 
-use bfcsim_metrics::Summary;
+use crate::digest::Digest;
 
 /// One `--sweep KEY=V1,V2,...`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,42 +53,46 @@ pub fn points(sweeps: &[Sweep]) -> Vec<Vec<String>> {
     })
 }
 
-/// The output subdirectory of a point: its overrides joined by `,`, with path separators replaced.
-pub fn point_dir(point: &[String]) -> String {
-    point
-        .join(",")
-        .chars()
-        .map(|c| if matches!(c, '/' | '\\') { '_' } else { c })
-        .collect()
-}
+/// Column names of [`values`] (`sweep.csv` adds the run's directory).
+pub const COLUMNS: [&str; 12] = [
+    "point",
+    "flows",
+    "unfinished",
+    "slowdown_avg",
+    "slowdown_p99",
+    "active_mean",
+    "active_p50",
+    "active_p90",
+    "active_p99",
+    "active_max",
+    "active_above_32",
+    "violations",
+];
 
-/// Column names of [`line`] (comma-separated, for `sweep.csv`).
-pub const COLUMNS: &str = "point,flows,unfinished,slowdown_avg,slowdown_p99,active_mean,active_p50,\
-                           active_p90,active_p99,active_max,active_above_32,violations";
-
-/// The summary of one point as the values of [`COLUMNS`] (empty where not measured).
-pub fn values(point: &[String], summary: &Summary, violations: usize) -> Vec<String> {
+/// The digest of one point as the values of [`COLUMNS`] (empty where not measured): the slowdown of the
+/// non-incast flows and the active flows per sampled port.
+pub fn values(point: &[String], digest: &Digest) -> Vec<String> {
     let mut v = vec![
         point.join(" "),
-        summary.flows.to_string(),
-        summary.unfinished.to_string(),
+        digest.flows.to_string(),
+        digest.unfinished.to_string(),
     ];
-    match &summary.overall.slowdown {
+    match digest.set("non-incast").and_then(|s| s.all) {
         Some(s) => v.extend([format!("{:.3}", s.avg), format!("{:.3}", s.p99)]),
         None => v.extend([String::new(), String::new()]),
     }
-    match &summary.active_flows {
+    match &digest.active {
         Some(a) => v.extend([
             format!("{:.3}", a.mean),
             a.p50.to_string(),
             a.p90.to_string(),
             a.p99.to_string(),
             a.max.to_string(),
-            format!("{:.4}", a.fraction_above(32)),
+            format!("{:.4}", a.above_32),
         ]),
         None => v.extend(std::iter::repeat_n(String::new(), 6)),
     }
-    v.push(violations.to_string());
+    v.push(digest.violations.to_string());
     v
 }
 
@@ -131,21 +136,14 @@ pub fn line(values: &[String], width: usize) -> String {
     out
 }
 
-/// `sweep.csv`: [`COLUMNS`] and one row per point, quoting any value with a comma or a quote.
-pub fn csv(rows: &[Vec<String>]) -> String {
-    let quote = |v: &String| {
-        if v.contains([',', '"']) {
-            format!("\"{}\"", v.replace('"', "\"\""))
-        } else {
-            v.clone()
-        }
-    };
-    let mut out = format!("{COLUMNS}\n");
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(quote).collect();
-        let _ = writeln!(out, "{}", cells.join(","));
+/// `sweep.csv`: [`COLUMNS`] and `run` (the run's directory, relative to the sweep's), one row per point.
+pub fn csv(rows: &[(Vec<String>, String)]) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(COLUMNS.iter().copied().chain(["run"]))?;
+    for (values, run) in rows {
+        w.write_record(values.iter().chain([run]))?;
     }
-    out
+    w.into_inner().map_err(|e| e.into_error().into())
 }
 
 #[cfg(test)]
@@ -163,12 +161,7 @@ mod tests {
         assert_eq!(p[0], ["scheme.name=ideal-fq", "workload.load=0.5"]);
         assert_eq!(p[1], ["scheme.name=ideal-fq", "workload.load=0.9"]);
         assert_eq!(p[3], ["scheme.name=ideal-srf", "workload.load=0.9"]);
-        assert_eq!(point_dir(&p[3]), "scheme.name=ideal-srf,workload.load=0.9");
         assert_eq!(points(&[]), vec![Vec::<String>::new()]);
-        assert_eq!(
-            point_dir(&["workload.cdf=a/b.txt".into()]),
-            "workload.cdf=a_b.txt"
-        );
     }
 
     #[test]
@@ -185,7 +178,13 @@ mod tests {
 
     #[test]
     fn csv_quotes_values_with_commas() {
-        let rows = vec![vec!["a=1 b=x,y".to_string(), "2".to_string()]];
-        assert_eq!(csv(&rows).lines().nth(1), Some("\"a=1 b=x,y\",2"));
+        let mut values = vec!["a=1 b=x,y".to_string()];
+        values.extend((1..COLUMNS.len()).map(|i| i.to_string()));
+        let rows = vec![(values, "runs/0123".to_string())];
+        let text = String::from_utf8(csv(&rows).unwrap()).unwrap();
+        assert_eq!(
+            text.lines().nth(1),
+            Some("\"a=1 b=x,y\",1,2,3,4,5,6,7,8,9,10,11,runs/0123")
+        );
     }
 }

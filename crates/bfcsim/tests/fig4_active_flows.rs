@@ -74,10 +74,14 @@ fn sweep_runs_every_point_and_writes_sweep_csv() {
     assert!(lines[4].starts_with("scheme.name=fifo workload.load=0.9"));
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "{csv}");
+    // The last column names the point's run directory, which holds the run's outputs.
+    let last = csv.lines().last().unwrap();
     assert!(
-        out.join("scheme.name=fifo,workload.load=0.9/summary.json")
-            .exists()
+        last.starts_with("scheme.name=fifo workload.load=0.9,"),
+        "{last}"
     );
+    let run_dir = out.join(last.rsplit(',').next().unwrap());
+    assert!(run_dir.join("summary.json").exists() && run_dir.join("done.json").exists());
     // A bad value stops the sweep before anything runs.
     let bad = bfcsim_in(
         Path::new("."),

@@ -1,0 +1,877 @@
+//! Figures as data (`experiments/figures/*.toml`): a figure of a paper is a named set of runs (series ×
+//! parameter points × seeds, each an experiment file plus overrides), what to draw from them and which of the
+//! paper's claims to check, with the paper's numbers. Adding a figure is adding such a file; this module reads
+//! it, and [`plan`] turns it into runs for the store ([`crate::store`]).
+//!
+//! ```toml
+//! name = "bfc-fig12"
+//! paper = "BFC (Goyal et al., NSDI 2022)"
+//! source = "§6.3, Fig. 12"
+//! title = "Average slowdown of long flows and p99 of short flows against load"
+//! setup = "CLOS-128, Facebook Hadoop, lognormal arrivals, no incast"
+//! experiment = "../clos128-hadoop.toml"   # relative to this file
+//! missing = ["ExpressPass (no receiver-driven schemes yet)"]
+//! set = ["metrics.buckets=bfc_hadoop"]    # overrides for every run
+//! seeds = [1]
+//! [paper_scale]                           # what "paper scale" means (overrides, and optionally seeds/axis)
+//! set = ["workload.duration=50ms"]
+//! describe = "50 ms of arrivals"
+//! [quick]                                 # `--quick`: seconds per run
+//! set = ["workload.duration=1ms"]
+//! axis = [0.5, 0.8]
+//! describe = "1 ms of arrivals, two loads"
+//! [axis]                                  # the parameter the figure varies (optional)
+//! key = "workload.load"
+//! label = "load"
+//! unit = "percent"                        # plain | percent | bytes | ns
+//! # log = true; suffix = "Gbps"           # log-scale axis; appended to each value in the override
+//! values = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95]
+//! [[series]]                              # one line or bar per series; label = colour (palette.toml)
+//! label = "BFC-32"
+//! scheme = "bfc"
+//! [[series]]
+//! label = "HPCC"
+//! scheme = "hpcc"
+//! only = [0.5, 0.6, 0.7]                  # axis values this series runs at
+//! [[plot]]
+//! kind = "metric"                         # slowdown | cdf | bars | metric
+//! metric = "long.avg"
+//! [[claim]]
+//! text = "BFC-128 has a lower short-flow tail than BFC-32 at loads >= 90%"
+//! metric = "short.p99"
+//! series = ["BFC-32"]
+//! over = "BFC-128"                        # the claim is about series / over
+//! at = [0.9, 0.95]
+//! paper = [1.0, inf]                      # a range, or one number (± `tolerance`, relative, default 1/3)
+//! ```
+//!
+//! Metrics ([`Metric`]) name a number of a run's digest: `short.p99`, `long.avg`, `all.p95` (slowdowns of BFC
+//! §6.3's short flows < 3 KB, long flows > 3 MB, or all, of the non-incast flows; prefix `incast:`, `classN:` or
+//! `group:NAME:` for another flow set), `buffer.p99`, `paused.mean`, `active.p99`, `util.NAME`, `throughput`,
+//! `single-delay.p99`, `idle`, `drops`, `timeouts`, `unfinished`, `retx`, `collisions`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bfcsim_core::InputError;
+use bfcsim_plot::Unit;
+use serde::Deserialize;
+
+use crate::digest::{Digest, Stats};
+use crate::store::{Resolved, RunSpec};
+
+/// The colours of the series of every figure, by label (`palette.toml` next to the figures).
+pub const PALETTE: &str = "palette.toml";
+
+/// A figure definition, as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureDef {
+    /// The name `bfcsim reproduce` knows it by.
+    pub name: String,
+    /// The paper.
+    pub paper: String,
+    /// Where in the paper (section, figure).
+    pub source: String,
+    /// What the figure shows.
+    pub title: String,
+    /// The paper's setup, in words, with what we had to choose where it says nothing.
+    pub setup: String,
+    /// The experiment file every series starts from, relative to the figure file.
+    pub experiment: PathBuf,
+    /// What of the paper's figure this definition cannot run (missing schemes or engine features).
+    #[serde(default)]
+    pub missing: Vec<String>,
+    /// Overrides applied to every run.
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Seeds; each run is repeated per seed and numbers are averaged.
+    #[serde(default = "one_seed")]
+    pub seeds: Vec<u64>,
+    /// The paper's scale.
+    pub paper_scale: Scale,
+    /// The `--quick` scale.
+    pub quick: Scale,
+    /// The parameter the figure varies.
+    #[serde(default)]
+    pub axis: Option<AxisDef>,
+    /// The series.
+    pub series: Vec<SeriesDef>,
+    /// The charts.
+    #[serde(default)]
+    pub plot: Vec<PlotDef>,
+    /// The paper's claims.
+    #[serde(default)]
+    pub claim: Vec<ClaimDef>,
+}
+
+fn one_seed() -> Vec<u64> {
+    vec![1]
+}
+
+/// What a scale changes.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scale {
+    /// Overrides of every run (after the figure's).
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// Seeds instead of the figure's.
+    #[serde(default)]
+    pub seeds: Option<Vec<u64>>,
+    /// Axis values instead of the axis's.
+    #[serde(default)]
+    pub axis: Option<Vec<f64>>,
+    /// The scale in words, for the report.
+    pub describe: String,
+}
+
+/// The varied parameter.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AxisDef {
+    /// The dotted key it sets.
+    pub key: String,
+    /// Its name on charts and in tables.
+    pub label: String,
+    /// Its unit.
+    #[serde(default)]
+    pub unit: UnitName,
+    /// Draw it on a logarithmic scale.
+    #[serde(default)]
+    pub log: bool,
+    /// Appended to each value in the override (`suffix = "Gbps"` sets `topology.bottleneck_rate=50Gbps`).
+    #[serde(default)]
+    pub suffix: String,
+    /// Its values (numbers; integers are written without a decimal point).
+    pub values: Vec<f64>,
+}
+
+/// A unit, as named in a figure file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnitName {
+    /// A plain number.
+    #[default]
+    Plain,
+    /// A fraction shown as a percentage.
+    Percent,
+    /// Bytes.
+    Bytes,
+    /// Nanoseconds.
+    Ns,
+}
+
+impl UnitName {
+    /// The plot crate's unit.
+    pub fn unit(self) -> Unit {
+        match self {
+            UnitName::Plain => Unit::Plain,
+            UnitName::Percent => Unit::Fraction,
+            UnitName::Bytes => Unit::Bytes,
+            UnitName::Ns => Unit::Nanos,
+        }
+    }
+}
+
+/// One series.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeriesDef {
+    /// Its label (and colour, through the palette).
+    pub label: String,
+    /// The scheme (`scheme.name`).
+    #[serde(default)]
+    pub scheme: Option<String>,
+    /// Another experiment file than the figure's.
+    #[serde(default)]
+    pub experiment: Option<PathBuf>,
+    /// Its own overrides (after the figure's and the scale's).
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// The axis values it runs at (default: all).
+    #[serde(default)]
+    pub only: Option<Vec<f64>>,
+}
+
+/// A statistic of slowdowns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stat {
+    /// Mean.
+    Avg,
+    /// Median.
+    P50,
+    /// 95th percentile.
+    P95,
+    /// 99th percentile.
+    P99,
+    /// Largest.
+    Max,
+}
+
+impl Stat {
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::Avg => "avg",
+            Stat::P50 => "p50",
+            Stat::P95 => "p95",
+            Stat::P99 => "p99",
+            Stat::Max => "max",
+        }
+    }
+
+    /// In words, for axis titles.
+    pub fn words(self) -> &'static str {
+        match self {
+            Stat::Avg => "average",
+            Stat::P50 => "median",
+            Stat::P95 => "95th-percentile",
+            Stat::P99 => "99th-percentile",
+            Stat::Max => "largest",
+        }
+    }
+
+    /// Its value in `s`.
+    pub fn of(self, s: &Stats) -> f64 {
+        match self {
+            Stat::Avg => s.avg,
+            Stat::P50 => s.p50,
+            Stat::P95 => s.p95,
+            Stat::P99 => s.p99,
+            Stat::Max => s.max,
+        }
+    }
+
+    fn parse(text: &str) -> Option<Stat> {
+        [Stat::Avg, Stat::P50, Stat::P95, Stat::P99, Stat::Max]
+            .into_iter()
+            .find(|s| s.name() == text)
+    }
+}
+
+/// What a CDF chart shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CdfOf {
+    /// Switch buffer occupancy.
+    Buffer,
+    /// Active flows per switch port.
+    Active,
+}
+
+/// A chart.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum PlotDef {
+    /// Slowdown against flow size (log-log), one line per series, one chart per statistic (and axis value).
+    Slowdown {
+        /// The statistics.
+        #[serde(default = "p99")]
+        stats: Vec<Stat>,
+        /// The flow set (`non-incast`, `incast`, `classN`, `group:NAME`).
+        #[serde(default = "non_incast")]
+        flows: String,
+    },
+    /// A CDF, one line per series (one chart per axis value), or with `by_axis` one line per axis value (one
+    /// chart per series).
+    Cdf {
+        /// Of what.
+        of: CdfOf,
+        /// Lines per axis value.
+        #[serde(default)]
+        by_axis: bool,
+        /// A vertical line at this x, labelled with its value (e.g. the 32 queues per port).
+        #[serde(default)]
+        vline: Option<f64>,
+    },
+    /// One bar per series (one chart per axis value).
+    Bars {
+        /// The metric.
+        metric: String,
+    },
+    /// A metric against the axis, one line per series.
+    Metric {
+        /// The metric.
+        metric: String,
+        /// Logarithmic y axis.
+        #[serde(default)]
+        log: bool,
+    },
+}
+
+fn p99() -> Vec<Stat> {
+    vec![Stat::P99]
+}
+
+fn non_incast() -> String {
+    "non-incast".into()
+}
+
+/// A claim of the paper.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimDef {
+    /// The claim in words, with where the paper makes it.
+    pub text: String,
+    /// The metric compared.
+    pub metric: String,
+    /// The series whose metric is checked (each on its own).
+    pub series: Vec<String>,
+    /// Divide each by this series' metric (at the same point): the claim is about a ratio.
+    #[serde(default)]
+    pub over: Option<String>,
+    /// The axis values the claim is about (default: every value all its series ran at).
+    #[serde(default)]
+    pub at: Option<Vec<f64>>,
+    /// What the paper says: a range `[lo, hi]` (`inf` allowed) or one number.
+    pub paper: Expect,
+    /// Relative tolerance around one number (default 1/3).
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+}
+
+/// A claimed value.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Expect {
+    /// Within this range, ends included.
+    Range([f64; 2]),
+    /// About this number.
+    Value(f64),
+}
+
+/// Slowdowns of which flows by size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sizes {
+    /// < 3 KB.
+    Short,
+    /// > 3 MB.
+    Long,
+    /// All.
+    All,
+}
+
+/// A number of a run's digest.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Metric {
+    /// A slowdown statistic of a flow set's flows of some sizes.
+    Slowdown {
+        /// The flow set.
+        set: String,
+        /// Which sizes.
+        sizes: Sizes,
+        /// The statistic.
+        stat: Stat,
+    },
+    /// Buffer occupancy (p50, p99 or max), bytes.
+    Buffer(Stat),
+    /// Fraction of time links were paused, mean or max over links.
+    Paused(Stat),
+    /// Active flows per port: mean or p99.
+    Active(Stat),
+    /// Fraction of samples with more than 32 active flows.
+    ActiveAbove32,
+    /// Mean utilization of a link set.
+    Utilization(String),
+    /// Mean throughput of the long-lived flows, as a fraction of their link.
+    Throughput,
+    /// p99 queuing delay of one-packet flows' packets per switch hop, ns.
+    SingleDelay,
+    /// 1 − 1/(average slowdown of all non-incast flows): the time a bottleneck lacks a lone flow's packets
+    /// (BFC App. C's E).
+    Idle,
+    /// Packets dropped.
+    Drops,
+    /// Retransmission timeouts.
+    Timeouts,
+    /// Unfinished flows.
+    Unfinished,
+    /// Retransmitted data packets over packets injected.
+    Retransmitted,
+    /// BFC queue assignments that found no empty queue, over all assignments.
+    Collisions,
+}
+
+impl Metric {
+    /// Parses the names listed in the module documentation.
+    pub fn parse(text: &str) -> Result<Metric, String> {
+        let bad = || {
+            format!(
+                "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, buffer.p50|p99|max, \
+                 paused.mean|max, active.mean|p99|above32, util.SET, throughput, single-delay.p99, idle, drops, \
+                 timeouts, unfinished, retx or collisions)"
+            )
+        };
+        let simple = match text {
+            "throughput" => Some(Metric::Throughput),
+            "single-delay.p99" => Some(Metric::SingleDelay),
+            "idle" => Some(Metric::Idle),
+            "drops" => Some(Metric::Drops),
+            "timeouts" => Some(Metric::Timeouts),
+            "unfinished" => Some(Metric::Unfinished),
+            "retx" => Some(Metric::Retransmitted),
+            "collisions" => Some(Metric::Collisions),
+            "paused.mean" => Some(Metric::Paused(Stat::Avg)),
+            "paused.max" => Some(Metric::Paused(Stat::Max)),
+            "active.mean" => Some(Metric::Active(Stat::Avg)),
+            "active.p99" => Some(Metric::Active(Stat::P99)),
+            "active.above32" => Some(Metric::ActiveAbove32),
+            _ => None,
+        };
+        if let Some(m) = simple {
+            return Ok(m);
+        }
+        if let Some(set) = text.strip_prefix("util.") {
+            return Ok(Metric::Utilization(set.to_string()));
+        }
+        let (set, rest) = match text.rsplit_once(':') {
+            Some((set, rest)) => (set, rest),
+            None => ("non-incast", text),
+        };
+        let (what, stat) = rest.split_once('.').ok_or_else(bad)?;
+        let stat = Stat::parse(stat).ok_or_else(bad)?;
+        let sizes = match what {
+            "short" => Sizes::Short,
+            "long" => Sizes::Long,
+            "all" => Sizes::All,
+            "buffer" if set == "non-incast" && stat != Stat::Avg && stat != Stat::P95 => {
+                return Ok(Metric::Buffer(stat));
+            }
+            _ => return Err(bad()),
+        };
+        Ok(Metric::Slowdown {
+            set: set.to_string(),
+            sizes,
+            stat,
+        })
+    }
+
+    /// Its value in one run, `None` where the run did not measure it.
+    pub fn of(&self, d: &Digest) -> Option<f64> {
+        match self {
+            Metric::Slowdown { set, sizes, stat } => {
+                let s = d.set(set)?;
+                let stats = match sizes {
+                    Sizes::Short => s.short,
+                    Sizes::Long => s.long,
+                    Sizes::All => s.all,
+                }?;
+                Some(stat.of(&stats))
+            }
+            Metric::Buffer(stat) => d.buffer.as_ref().map(|b| match stat {
+                Stat::P50 => b.p50,
+                Stat::Max => b.max,
+                _ => b.p99,
+            }),
+            Metric::Paused(stat) => d.paused.as_ref().map(|p| match stat {
+                Stat::Max => p.max,
+                _ => p.mean,
+            }),
+            Metric::Active(stat) => d.active.as_ref().map(|a| match stat {
+                Stat::P99 => a.p99 as f64,
+                _ => a.mean,
+            }),
+            Metric::ActiveAbove32 => d.active.as_ref().map(|a| a.above_32),
+            Metric::Utilization(set) => d.utilization.get(set).copied(),
+            Metric::Throughput => (!d.throughput.is_empty())
+                .then(|| d.throughput.iter().sum::<f64>() / d.throughput.len() as f64),
+            Metric::SingleDelay => d.single_packet_delay_p99_ns,
+            Metric::Idle => d
+                .set("non-incast")
+                .and_then(|s| s.all)
+                .map(|s| 1.0 - 1.0 / s.avg),
+            Metric::Drops => Some(d.drops as f64),
+            Metric::Timeouts => Some(d.timeouts as f64),
+            Metric::Unfinished => Some(d.unfinished as f64),
+            Metric::Retransmitted => Some(d.retransmitted as f64 / d.injected.max(1) as f64),
+            Metric::Collisions => d
+                .paused
+                .as_ref()
+                .filter(|p| p.assignments > 0)
+                .map(|p| p.queue_collisions as f64 / p.assignments as f64),
+        }
+    }
+
+    /// The metric in words, for axis titles and tables.
+    pub fn words(&self) -> String {
+        let sizes = |s: Sizes| match s {
+            Sizes::Short => "flows < 3KB",
+            Sizes::Long => "flows > 3MB",
+            Sizes::All => "all flows",
+        };
+        match self {
+            Metric::Slowdown {
+                set,
+                sizes: s,
+                stat,
+            } if set == "non-incast" => {
+                format!("{} slowdown, {}", stat.words(), sizes(*s))
+            }
+            Metric::Slowdown {
+                set,
+                sizes: s,
+                stat,
+            } => {
+                format!("{} slowdown, {set} {}", stat.words(), sizes(*s))
+            }
+            Metric::Buffer(stat) => format!("{} buffer occupancy", stat.words()),
+            Metric::Paused(Stat::Max) => "largest fraction of time a link was paused".into(),
+            Metric::Paused(_) => "fraction of time links were paused".into(),
+            Metric::Active(Stat::P99) => "99th-percentile active flows per port".into(),
+            Metric::Active(_) => "mean active flows per port".into(),
+            Metric::ActiveAbove32 => "fraction of samples with > 32 active flows".into(),
+            Metric::Utilization(set) => format!("utilization of {set}"),
+            Metric::Throughput => "long-lived flow throughput (of its link)".into(),
+            Metric::SingleDelay => "p99 queuing delay of one-packet flows".into(),
+            Metric::Idle => "fraction of time without the flow's packets (1 − 1/slowdown)".into(),
+            Metric::Drops => "packets dropped".into(),
+            Metric::Timeouts => "retransmission timeouts".into(),
+            Metric::Unfinished => "unfinished flows".into(),
+            Metric::Retransmitted => "retransmitted packets (of injected)".into(),
+            Metric::Collisions => "queue assignments without an empty queue".into(),
+        }
+    }
+
+    /// How its values read.
+    pub fn unit(&self) -> Unit {
+        match self {
+            Metric::Buffer(_) => Unit::Bytes,
+            Metric::SingleDelay => Unit::Nanos,
+            Metric::Paused(_)
+            | Metric::ActiveAbove32
+            | Metric::Utilization(_)
+            | Metric::Throughput
+            | Metric::Idle
+            | Metric::Retransmitted
+            | Metric::Collisions => Unit::Fraction,
+            _ => Unit::Plain,
+        }
+    }
+}
+
+/// A figure file, read and checked.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// The file.
+    pub path: PathBuf,
+    /// Its definition.
+    pub def: FigureDef,
+    /// Each series' colour, by series index.
+    pub colours: Vec<[u8; 3]>,
+    /// Parsed metrics of its plots and claims, by their text.
+    pub metrics: BTreeMap<String, Metric>,
+}
+
+/// Converts a byte offset in `text` to a 1-based line number.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Parses TOML `text` of `file` into `T`, errors with the file and line.
+fn parse_toml<T: serde::de::DeserializeOwned>(file: &Path, text: &str) -> Result<T, String> {
+    toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        match e.span() {
+            Some(span) => InputError::at(file, line_of(text, span.start), msg),
+            None => InputError::file(file, msg),
+        }
+        .to_string()
+    })
+}
+
+/// Reads `palette.toml` in `dir`: `[colours]` label = "#rrggbb".
+pub fn read_palette(dir: &Path) -> Result<BTreeMap<String, [u8; 3]>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Palette {
+        colours: BTreeMap<String, String>,
+    }
+    let path = dir.join(PALETTE);
+    let text = bfcsim_core::input::read_to_string(&path).map_err(|e| e.to_string())?;
+    let p: Palette = parse_toml(&path, &text)?;
+    p.colours
+        .into_iter()
+        .map(|(label, hex)| {
+            let rgb = hex
+                .strip_prefix('#')
+                .filter(|h| h.len() == 6)
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("{}: `{label}` = `{hex}` is not #rrggbb", path.display()))?;
+            Ok((label, [(rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8]))
+        })
+        .collect()
+}
+
+impl Figure {
+    /// Reads and checks a figure file (series labels unique and coloured, metrics known, claims naming
+    /// series that exist).
+    pub fn read(path: &Path, palette: &BTreeMap<String, [u8; 3]>) -> Result<Figure, String> {
+        let text = bfcsim_core::input::read_to_string(path).map_err(|e| e.to_string())?;
+        let def: FigureDef = parse_toml(path, &text)?;
+        let err = |m: String| format!("{}: {m}", path.display());
+        let mut colours = Vec::new();
+        for (i, s) in def.series.iter().enumerate() {
+            if def.series[..i].iter().any(|o| o.label == s.label) {
+                return Err(err(format!("two series are labelled `{}`", s.label)));
+            }
+            colours.push(*palette.get(&s.label).ok_or_else(|| {
+                err(format!(
+                    "series `{}` has no colour in {PALETTE} (every label keeps one colour across figures)",
+                    s.label
+                ))
+            })?);
+        }
+        if def.series.is_empty() {
+            return Err(err("no [[series]]".into()));
+        }
+        let mut metrics = BTreeMap::new();
+        let texts = def
+            .plot
+            .iter()
+            .filter_map(|p| match p {
+                PlotDef::Bars { metric } | PlotDef::Metric { metric, .. } => Some(metric),
+                _ => None,
+            })
+            .chain(def.claim.iter().map(|c| &c.metric));
+        for t in texts {
+            metrics.insert(t.clone(), Metric::parse(t).map_err(err)?);
+        }
+        for c in &def.claim {
+            for name in c.series.iter().chain(&c.over) {
+                if !def.series.iter().any(|s| &s.label == name) {
+                    return Err(err(format!("claim `{}` names no series `{name}`", c.text)));
+                }
+            }
+        }
+        if def.axis.is_none() && def.plot.iter().any(|p| matches!(p, PlotDef::Metric { .. })) {
+            return Err(err("a `metric` plot needs an [axis]".into()));
+        }
+        Ok(Figure {
+            path: path.to_path_buf(),
+            def,
+            colours,
+            metrics,
+        })
+    }
+
+    /// The scale in force.
+    pub fn scale(&self, quick: bool) -> &Scale {
+        if quick {
+            &self.def.quick
+        } else {
+            &self.def.paper_scale
+        }
+    }
+
+    /// The axis values at this scale (one `None` point without an axis).
+    pub fn points(&self, quick: bool) -> Vec<Option<f64>> {
+        match &self.def.axis {
+            None => vec![None],
+            Some(a) => self
+                .scale(quick)
+                .axis
+                .as_ref()
+                .unwrap_or(&a.values)
+                .iter()
+                .map(|&v| Some(v))
+                .collect(),
+        }
+    }
+
+    /// The seeds at this scale.
+    pub fn seeds(&self, quick: bool) -> &[u64] {
+        self.scale(quick)
+            .seeds
+            .as_deref()
+            .unwrap_or(&self.def.seeds)
+    }
+
+    /// Whether series `s` runs at axis value `x`.
+    pub fn runs_at(&self, s: usize, x: Option<f64>) -> bool {
+        match (&self.def.series[s].only, x) {
+            (Some(only), Some(x)) => only.contains(&x),
+            _ => true,
+        }
+    }
+
+    /// The series with label `label`.
+    pub fn series_index(&self, label: &str) -> Option<usize> {
+        self.def.series.iter().position(|s| s.label == label)
+    }
+}
+
+/// An axis value as an override value: integers without a decimal point.
+pub fn axis_text(v: f64) -> String {
+    format!("{v}")
+}
+
+/// One run of a figure.
+#[derive(Clone, Debug)]
+pub struct PlannedRun {
+    /// The series, by index.
+    pub series: usize,
+    /// The axis value.
+    pub x: Option<f64>,
+    /// The seed.
+    pub seed: u64,
+    /// The run.
+    pub run: Resolved,
+}
+
+/// Every run of `figure` at this scale, series by series, then axis values, then seeds.
+pub fn plan(figure: &Figure, quick: bool) -> Result<Vec<PlannedRun>, String> {
+    let dir = figure.path.parent().unwrap_or(Path::new("."));
+    let scale = figure.scale(quick);
+    let mut runs = Vec::new();
+    for (i, s) in figure.def.series.iter().enumerate() {
+        let experiment = dir.join(s.experiment.as_ref().unwrap_or(&figure.def.experiment));
+        for x in figure.points(quick) {
+            if !figure.runs_at(i, x) {
+                continue;
+            }
+            for &seed in figure.seeds(quick) {
+                let overrides: Vec<String> = (s.scheme.iter().map(|n| format!("scheme.name={n}")))
+                    .chain(figure.def.set.iter().cloned())
+                    .chain(scale.set.iter().cloned())
+                    .chain(s.set.iter().cloned())
+                    .chain(
+                        (figure.def.axis.iter().zip(x))
+                            .map(|(a, x)| format!("{}={}{}", a.key, axis_text(x), a.suffix)),
+                    )
+                    .chain([format!("seed={seed}")])
+                    .collect();
+                let spec = RunSpec {
+                    experiment: experiment.clone(),
+                    overrides,
+                };
+                let run = spec.resolve().map_err(|e| {
+                    format!("{} (series `{}`): {e}", figure.path.display(), s.label)
+                })?;
+                runs.push(PlannedRun {
+                    series: i,
+                    x,
+                    seed,
+                    run,
+                });
+            }
+        }
+    }
+    Ok(runs)
+}
+
+/// Every figure file in `dir` (all `*.toml` but the palette), sorted by name.
+pub fn read_all(dir: &Path) -> Result<Vec<Figure>, String> {
+    let palette = read_palette(dir)?;
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| p.file_name().is_some_and(|n| n != PALETTE))
+        .collect();
+    paths.sort();
+    let mut figures: Vec<Figure> = paths
+        .iter()
+        .map(|p| Figure::read(p, &palette))
+        .collect::<Result<_, _>>()?;
+    figures.sort_by(|a, b| a.def.name.cmp(&b.def.name));
+    for w in figures.windows(2) {
+        if w[0].def.name == w[1].def.name {
+            return Err(format!(
+                "{} and {} are both named `{}`",
+                w[0].path.display(),
+                w[1].path.display(),
+                w[0].def.name
+            ));
+        }
+    }
+    Ok(figures)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_parse_and_name_their_flow_set() {
+        assert_eq!(
+            Metric::parse("short.p99").unwrap(),
+            Metric::Slowdown {
+                set: "non-incast".into(),
+                sizes: Sizes::Short,
+                stat: Stat::P99
+            }
+        );
+        assert_eq!(
+            Metric::parse("group:direct:all.p50").unwrap(),
+            Metric::Slowdown {
+                set: "group:direct".into(),
+                sizes: Sizes::All,
+                stat: Stat::P50
+            }
+        );
+        assert_eq!(
+            Metric::parse("buffer.p99").unwrap(),
+            Metric::Buffer(Stat::P99)
+        );
+        assert_eq!(
+            Metric::parse("util.link:3").unwrap(),
+            Metric::Utilization("link:3".into())
+        );
+        for bad in ["short", "short.p98", "medium.p99", "incast:buffer.p99", "x"] {
+            assert!(Metric::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(axis_text(100.0), "100");
+        assert_eq!(axis_text(0.95), "0.95");
+    }
+
+    #[test]
+    fn a_figure_names_its_line_on_error_and_checks_its_series() {
+        let dir = std::env::temp_dir().join(format!("bfcsim-figure-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let palette: BTreeMap<String, [u8; 3]> = [("BFC".to_string(), [1, 2, 3])].into();
+        let base = "name = \"f\"\npaper = \"p\"\nsource = \"s\"\ntitle = \"t\"\nsetup = \"u\"\n\
+                    experiment = \"e.toml\"\n[paper_scale]\ndescribe = \"d\"\n[quick]\ndescribe = \"q\"\n";
+        let write = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let ok = write(
+            "ok.toml",
+            &format!("{base}[[series]]\nlabel = \"BFC\"\nscheme = \"bfc\"\n"),
+        );
+        let f = Figure::read(&ok, &palette).unwrap();
+        assert_eq!(f.colours, vec![[1, 2, 3]]);
+        let cases = [
+            (
+                format!("{base}[[series]]\nlabel = \"HPCC\"\n"),
+                "no colour in palette.toml",
+            ),
+            (
+                format!("{base}[[series]]\nlabel = \"BFC\"\ncolour = 1\n"),
+                "ok2.toml:13: unknown field",
+            ),
+            (
+                format!(
+                    "{base}[[series]]\nlabel = \"BFC\"\n[[claim]]\ntext = \"c\"\nmetric = \"short.p99\"\n\
+                         series = [\"X\"]\npaper = 2.0\n"
+                ),
+                "names no series `X`",
+            ),
+            (
+                format!(
+                    "{base}[[series]]\nlabel = \"BFC\"\n[[plot]]\nkind = \"bars\"\nmetric = \"nope\"\n"
+                ),
+                "unknown metric `nope`",
+            ),
+        ];
+        for (text, want) in cases {
+            let p = write("ok2.toml", &text);
+            let e = Figure::read(&p, &palette).unwrap_err();
+            assert!(e.contains(want), "want `{want}` in `{e}`");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,634 @@
+//! A reproduced figure's report: `report.md` (the setup, one line per claim of the paper with its numbers and
+//! ours, summary and per-bucket tables) and the charts its definition asks for, each as PNG, SVG and CSV.
+//! Built from the runs' digests only, so the report of runs made on a cluster equals that of the same runs made
+//! locally, byte for byte (it holds no wall times).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use bfcsim_metrics::write_atomic;
+use bfcsim_plot::{Axis, Bar, Body, Chart, Line, Unit, render};
+
+use crate::digest::Digest;
+use crate::figure::{CdfOf, ClaimDef, Expect, Figure, Metric, PlannedRun, PlotDef, Stat};
+
+/// The runs of a figure with their digests.
+pub struct Results<'a> {
+    /// The figure.
+    pub figure: &'a Figure,
+    /// `--quick` or paper scale.
+    pub quick: bool,
+    /// Its runs, in plan order.
+    pub runs: &'a [PlannedRun],
+    /// Their digests, in the same order.
+    pub digests: &'a [Digest],
+}
+
+impl Results<'_> {
+    /// The digests of series `s` at axis value `x` (one per seed).
+    fn at(&self, s: usize, x: Option<f64>) -> Vec<&Digest> {
+        self.runs
+            .iter()
+            .zip(self.digests)
+            .filter(|(r, _)| r.series == s && r.x == x)
+            .map(|(_, d)| d)
+            .collect()
+    }
+
+    /// The mean over seeds of `metric` for series `s` at `x`; `None` unless every seed measured it.
+    fn value(&self, metric: &Metric, s: usize, x: Option<f64>) -> Option<f64> {
+        let ds = self.at(s, x);
+        let vs: Option<Vec<f64>> = ds.iter().map(|d| metric.of(d)).collect();
+        vs.filter(|v| !v.is_empty())
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    /// The series that ran at `x`, by index.
+    fn series_at(&self, x: Option<f64>) -> Vec<usize> {
+        (0..self.figure.def.series.len())
+            .filter(|&s| !self.at(s, x).is_empty())
+            .collect()
+    }
+
+    fn label(&self, s: usize) -> &str {
+        &self.figure.def.series[s].label
+    }
+
+    /// `label = value` of an axis point, for titles; empty without an axis.
+    fn point_words(&self, x: Option<f64>) -> String {
+        match (&self.figure.def.axis, x) {
+            (Some(a), Some(x)) => format!("{} = {}", a.label, a.unit.unit().format(x)),
+            _ => String::new(),
+        }
+    }
+
+    /// A file-name suffix for an axis point.
+    fn point_file(&self, x: Option<f64>) -> String {
+        match (&self.figure.def.axis, x) {
+            (Some(a), Some(x)) => format!("-{}{}", slug(&a.label), crate::figure::axis_text(x)),
+            _ => String::new(),
+        }
+    }
+}
+
+/// `text` with every character that is not alphanumeric, `.` or `-` replaced by `-`.
+fn slug(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// A claim checked against our runs.
+pub struct Verdict {
+    /// Every number we measured for the claim, in words (`DCQCN/BFC 12.1× at load 60%`).
+    pub ours: Vec<String>,
+    /// `Some(true)` if all are within what the paper says, `Some(false)` if one is not, `None` if we did not
+    /// measure some.
+    pub agrees: Option<bool>,
+}
+
+/// The paper's claimed value in words.
+fn expect_words(e: &Expect, tolerance: f64, unit: Unit, ratio: bool) -> String {
+    // A ratio reads `2.3–60×`; a value carries its unit on each number.
+    let (f, end): (&dyn Fn(f64) -> String, &str) = if ratio {
+        (&|v| Unit::Plain.format(v), "×")
+    } else {
+        (&|v| unit.format(v), "")
+    };
+    match *e {
+        Expect::Range([lo, hi]) if hi.is_infinite() => format!("≥ {}{end}", f(lo)),
+        Expect::Range([lo, hi]) if lo.is_infinite() || lo == 0.0 && ratio => {
+            format!("≤ {}{end}", f(hi))
+        }
+        Expect::Range([lo, hi]) if lo == hi => format!("{}{end}", f(lo)),
+        Expect::Range([lo, hi]) => format!("{}–{}{end}", f(lo), f(hi)),
+        Expect::Value(v) => format!("{}{end} (±{:.0}%)", f(v), tolerance * 100.0),
+    }
+}
+
+/// Checks `claim` against the runs.
+pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
+    let fig = results.figure;
+    let metric = &fig.metrics[&claim.metric];
+    let tolerance = claim.tolerance.unwrap_or(1.0 / 3.0);
+    let over = claim.over.as_ref().and_then(|o| fig.series_index(o));
+    let points: Vec<Option<f64>> = match &claim.at {
+        Some(at) => at.iter().map(|&x| Some(x)).collect(),
+        None => fig.points(results.quick),
+    };
+    let mut ours = Vec::new();
+    let mut agrees = Some(true);
+    for name in &claim.series {
+        let s = fig
+            .series_index(name)
+            .expect("checked when the figure was read");
+        for &x in &points {
+            let here =
+                !results.at(s, x).is_empty() && over.is_none_or(|o| !results.at(o, x).is_empty());
+            if !here {
+                continue;
+            }
+            let v = results.value(metric, s, x);
+            let q = match over {
+                None => v,
+                Some(o) => v.zip(results.value(metric, o, x)).map(|(a, b)| a / b),
+            };
+            let at = results.point_words(x);
+            let at = if at.is_empty() {
+                at
+            } else {
+                format!(" at {at}")
+            };
+            let who = match over {
+                Some(o) => format!("{name}/{}", results.label(o)),
+                None => name.clone(),
+            };
+            match q.filter(|q| q.is_finite()) {
+                None => {
+                    ours.push(format!("{who}{at}: not measured"));
+                    agrees = None;
+                }
+                Some(q) => {
+                    let text = if over.is_some() {
+                        format!("{}×", Unit::Plain.format(q))
+                    } else {
+                        metric.unit().format(q)
+                    };
+                    ours.push(format!("{who} {text}{at}"));
+                    let within = match claim.paper {
+                        Expect::Range([lo, hi]) => q >= lo && q <= hi,
+                        Expect::Value(v) => (q - v).abs() <= tolerance * v.abs(),
+                    };
+                    if !within && agrees.is_some() {
+                        agrees = Some(false);
+                    }
+                }
+            }
+        }
+    }
+    if ours.is_empty() {
+        agrees = None;
+    }
+    Verdict { ours, agrees }
+}
+
+/// Writes `report.md` and the charts of `results` into `dir`.
+pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let fig = results.figure;
+    let def = &fig.def;
+    let scale = fig.scale(results.quick);
+    let mut md = String::new();
+    let _ = writeln!(md, "# {}: {}\n", def.name, def.title);
+    let _ = writeln!(
+        md,
+        "{}, {}. Reproduced by `bfcsim reproduce {}{}` ({}; {} runs, seeds {:?}). Figure definition: \
+         `experiments/figures/{}`.\n",
+        def.paper,
+        def.source,
+        def.name,
+        if results.quick { " --quick" } else { "" },
+        if results.quick {
+            format!("quick scale: {}", scale.describe)
+        } else {
+            format!("paper scale: {}", scale.describe)
+        },
+        results.runs.len(),
+        fig.seeds(results.quick),
+        fig.path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+    );
+    if results.quick {
+        let _ = writeln!(
+            md,
+            "**Quick scale**: these runs check that the figure runs and what it draws; their numbers are too \
+             few to compare with the paper's (run `bfcsim reproduce {}` for that).\n",
+            def.name
+        );
+    }
+    let _ = writeln!(md, "Setup: {}\n", def.setup.trim());
+    let broken = results.digests.iter().filter(|d| d.violations > 0).count();
+    if broken > 0 {
+        let _ = writeln!(
+            md,
+            "**Warning**: {broken} of the runs violated the simulator's end-of-run invariants (see their \
+             `run.json`); their numbers are not to be trusted.\n"
+        );
+    }
+    if !def.missing.is_empty() {
+        let _ = writeln!(md, "Not in this reproduction:\n");
+        for m in &def.missing {
+            let _ = writeln!(md, "- {m}");
+        }
+        md.push('\n');
+    }
+    if !def.claim.is_empty() {
+        let _ = writeln!(md, "## The paper's claims\n");
+        for c in &def.claim {
+            let metric = &fig.metrics[&c.metric];
+            let v = check(results, c);
+            let verdict = match v.agrees {
+                Some(true) => "**agree**",
+                Some(false) => "**disagree**",
+                None => "**not measured**",
+            };
+            let paper = expect_words(
+                &c.paper,
+                c.tolerance.unwrap_or(1.0 / 3.0),
+                metric.unit(),
+                c.over.is_some(),
+            );
+            let _ = writeln!(
+                md,
+                "- {verdict}: {} Paper: {paper}; ours: {}.",
+                c.text.trim(),
+                if v.ours.is_empty() {
+                    "not run at this scale".to_string()
+                } else {
+                    v.ours.join(", ")
+                }
+            );
+        }
+        let _ = writeln!(
+            md,
+            "\nWhere our runs disagree, `docs/FIDELITY.md` (\"Reproduced figures\") gives the likely reason."
+        );
+        md.push('\n');
+    }
+    summary_table(results, &mut md);
+    let mut charts = Vec::new();
+    for p in &def.plot {
+        charts.extend(charts_of(results, p, &mut md));
+    }
+    if !charts.is_empty() {
+        let _ = writeln!(md, "## Charts\n");
+    }
+    for (file, chart) in &charts {
+        let r = render(chart)?;
+        let put = |ext: &str, bytes: &[u8]| {
+            let path = dir.join(format!("{file}.{ext}"));
+            write_atomic(&path, |w| w.write_all(bytes))
+                .map_err(|e| format!("writing {}: {e}", path.display()))
+        };
+        put("png", &r.png)?;
+        put("svg", r.svg.as_bytes())?;
+        put("csv", &r.csv)?;
+        let _ = writeln!(
+            md,
+            "![{}]({file}.png)\n\n[SVG]({file}.svg), [data]({file}.csv)\n",
+            chart.title
+        );
+    }
+    let path = dir.join("report.md");
+    write_atomic(&path, |w| w.write_all(md.as_bytes()))
+        .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The table every report has: per series (and axis value) the headline numbers.
+fn summary_table(results: &Results, md: &mut String) {
+    let fig = results.figure;
+    let axis = fig.def.axis.as_ref();
+    let columns: [(&str, &str); 9] = [
+        ("flows", "flows"),
+        ("unfinished", "unfinished"),
+        ("p99 slowdown < 3KB", "short.p99"),
+        ("avg slowdown > 3MB", "long.avg"),
+        ("p99 slowdown all", "all.p99"),
+        ("p99 buffer", "buffer.p99"),
+        ("links paused", "paused.mean"),
+        ("drops", "drops"),
+        ("timeouts", "timeouts"),
+    ];
+    let _ = writeln!(md, "## Summary\n");
+    let _ = write!(md, "| series |");
+    if let Some(a) = axis {
+        let _ = write!(md, " {} |", a.label);
+    }
+    for (name, _) in &columns {
+        let _ = write!(md, " {name} |");
+    }
+    md.push('\n');
+    let _ = writeln!(
+        md,
+        "|---|{}{}",
+        if axis.is_some() { "---|" } else { "" },
+        "---|".repeat(columns.len())
+    );
+    for x in fig.points(results.quick) {
+        for s in results.series_at(x) {
+            let _ = write!(md, "| {} |", results.label(s));
+            if let (Some(a), Some(x)) = (axis, x) {
+                let _ = write!(md, " {} |", a.unit.unit().format(x));
+            }
+            for (_, m) in &columns {
+                let cell = match *m {
+                    "flows" => Some(results.at(s, x).iter().map(|d| d.flows).sum::<usize>() as f64),
+                    m => {
+                        let metric = Metric::parse(m).expect("the summary's metrics parse");
+                        results.value(&metric, s, x)
+                    }
+                };
+                let unit = Metric::parse(m).map_or(Unit::Plain, |m| m.unit());
+                let _ = write!(md, " {} |", cell.map_or("—".into(), |v| unit.format(v)));
+            }
+            md.push('\n');
+        }
+    }
+    md.push('\n');
+}
+
+/// The charts of one plot definition (file stem and chart), adding a table to `md` where the chart's numbers
+/// are worth reading (slowdown per bucket).
+fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String, Chart)> {
+    let fig = results.figure;
+    let points = fig.points(results.quick);
+    let title = |what: String, x: Option<f64>| {
+        let at = results.point_words(x);
+        if at.is_empty() {
+            what
+        } else {
+            format!("{what}, {at}")
+        }
+    };
+    let line = |s: usize, points: Vec<(f64, f64)>| Line {
+        name: results.label(s).to_string(),
+        colour: fig.colours[s],
+        points,
+        dashed: false,
+        markers: true,
+    };
+    let mut out = Vec::new();
+    match plot {
+        PlotDef::Slowdown { stats, flows } => {
+            let set_file = if flows == "non-incast" {
+                String::new()
+            } else {
+                format!("-{}", slug(flows))
+            };
+            let set_words = if flows == "non-incast" {
+                String::new()
+            } else {
+                format!(" ({flows} flows)")
+            };
+            for &x in &points {
+                for &stat in stats {
+                    let mut lines = Vec::new();
+                    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+                    let series = results.series_at(x);
+                    for (k, &s) in series.iter().enumerate() {
+                        let pts = bucket_points(&results.at(s, x), flows, stat);
+                        for (label, _, v) in &pts {
+                            let i = match rows.iter().position(|r| &r.0 == label) {
+                                Some(i) => i,
+                                None => {
+                                    rows.push((label.clone(), vec!["—".into(); series.len()]));
+                                    rows.len() - 1
+                                }
+                            };
+                            rows[i].1[k] = Unit::Plain.format(*v);
+                        }
+                        lines.push(line(
+                            s,
+                            pts.iter().map(|(_, size, v)| (*size, *v)).collect(),
+                        ));
+                    }
+                    let what = format!("{} FCT slowdown{set_words}", stat.words());
+                    let _ = writeln!(md, "### {}\n", title(what.clone(), x));
+                    let _ = write!(md, "| flow size |");
+                    for &s in &series {
+                        let _ = write!(md, " {} |", results.label(s));
+                    }
+                    let _ = writeln!(md, "\n|---|{}", "---|".repeat(series.len()));
+                    for (label, cells) in &rows {
+                        let _ = writeln!(md, "| {label} | {} |", cells.join(" | "));
+                    }
+                    md.push('\n');
+                    out.push((
+                        format!(
+                            "slowdown{set_file}-{}{}",
+                            stat.name(),
+                            results.point_file(x)
+                        ),
+                        Chart {
+                            title: title(what, x),
+                            x: Axis::log("flow size (largest in bucket)", Unit::Bytes),
+                            y: Axis::log(format!("{} slowdown", stat.words()), Unit::Plain),
+                            body: Body::Lines(lines),
+                            vline: None,
+                        },
+                    ));
+                }
+            }
+        }
+        PlotDef::Cdf { of, by_axis, vline } => {
+            let cdf = |d: &Digest| -> Vec<(f64, f64)> {
+                match of {
+                    CdfOf::Buffer => d.buffer.as_ref().map(|b| b.cdf.clone()),
+                    CdfOf::Active => d.active.as_ref().map(|a| a.cdf.clone()),
+                }
+                .unwrap_or_default()
+            };
+            let (what, x_axis) = match of {
+                CdfOf::Buffer => (
+                    "CDF of switch buffer occupancy",
+                    Axis::linear("buffer occupancy", Unit::Bytes),
+                ),
+                // Incast drives the tail to hundreds of flows while the queues per port are tens: a log axis keeps
+                // both in view (the curve starts at 1 with the samples of no or one active flow).
+                CdfOf::Active => (
+                    "CDF of active flows per switch port",
+                    Axis::log("active flows (log scale)", Unit::Plain),
+                ),
+            };
+            let y_axis = Axis::linear("fraction of samples", Unit::Fraction).range(0.0, 1.0);
+            let mark = vline.map(|v| (v, format!(" {}", Unit::Plain.format(v))));
+            let stem = match of {
+                CdfOf::Buffer => "buffer-cdf",
+                CdfOf::Active => "active-cdf",
+            };
+            if *by_axis {
+                let axis = fig.def.axis.as_ref();
+                for s in 0..fig.def.series.len() {
+                    let lines: Vec<Line> = points
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, &x)| {
+                            let d = *results.at(s, x).first()?;
+                            Some(Line {
+                                name: results.point_words(x),
+                                colour: shade(fig.colours[s], k, points.len()),
+                                points: cdf(d),
+                                dashed: false,
+                                markers: false,
+                            })
+                        })
+                        .collect();
+                    if lines.is_empty() {
+                        continue;
+                    }
+                    out.push((
+                        format!("{stem}-{}", slug(results.label(s))),
+                        Chart {
+                            title: format!(
+                                "{what}, {} (by {})",
+                                results.label(s),
+                                axis.map_or("point", |a| a.label.as_str())
+                            ),
+                            x: x_axis.clone(),
+                            y: y_axis.clone(),
+                            body: Body::Lines(lines),
+                            vline: mark.clone(),
+                        },
+                    ));
+                }
+            } else {
+                for &x in &points {
+                    let lines: Vec<Line> = results
+                        .series_at(x)
+                        .into_iter()
+                        .filter_map(|s| {
+                            let pts = cdf(results.at(s, x).first()?);
+                            (!pts.is_empty()).then(|| Line {
+                                markers: false,
+                                ..line(s, pts)
+                            })
+                        })
+                        .collect();
+                    out.push((
+                        format!("{stem}{}", results.point_file(x)),
+                        Chart {
+                            title: title(what.to_string(), x),
+                            x: x_axis.clone(),
+                            y: y_axis.clone(),
+                            body: Body::Lines(lines),
+                            vline: mark.clone(),
+                        },
+                    ));
+                }
+            }
+        }
+        PlotDef::Bars { metric } => {
+            let m = &fig.metrics[metric];
+            for &x in &points {
+                let bars = results
+                    .series_at(x)
+                    .into_iter()
+                    .map(|s| Bar {
+                        name: results.label(s).to_string(),
+                        colour: fig.colours[s],
+                        value: results.value(m, s, x).unwrap_or(f64::NAN),
+                    })
+                    .collect();
+                out.push((
+                    format!("{}{}", slug(metric), results.point_file(x)),
+                    Chart {
+                        title: title(m.words(), x),
+                        x: Axis::linear("", Unit::Plain),
+                        y: Axis::linear(m.words(), m.unit()),
+                        body: Body::Bars(bars),
+                        vline: None,
+                    },
+                ));
+            }
+        }
+        PlotDef::Metric { metric, log } => {
+            let m = &fig.metrics[metric];
+            let a = fig
+                .def
+                .axis
+                .as_ref()
+                .expect("checked when the figure was read");
+            let lines = (0..fig.def.series.len())
+                .map(|s| {
+                    line(
+                        s,
+                        points
+                            .iter()
+                            .filter_map(|&x| Some((x?, results.value(m, s, x)?)))
+                            .collect(),
+                    )
+                })
+                .filter(|l| !l.points.is_empty())
+                .collect();
+            let x = Axis {
+                log: a.log,
+                ..Axis::linear(a.label.clone(), a.unit.unit())
+            };
+            let y = Axis {
+                log: *log,
+                ..Axis::linear(m.words(), m.unit())
+            };
+            out.push((
+                format!("{}-vs-{}", slug(metric), slug(&a.label)),
+                Chart {
+                    title: format!("{} against {}", m.words(), a.label),
+                    x,
+                    y,
+                    body: Body::Lines(lines),
+                    vline: None,
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// `(bucket label, largest flow size, statistic)` of every bucket of flow set `set` that has finished flows,
+/// averaged over the seeds' digests (buckets are matched by label).
+fn bucket_points(digests: &[&Digest], set: &str, stat: Stat) -> Vec<(String, f64, f64)> {
+    let Some(first) = digests.first().and_then(|d| d.set(set)) else {
+        return Vec::new();
+    };
+    first
+        .buckets
+        .iter()
+        .filter_map(|b| {
+            let mut size = 0.0f64;
+            let mut sum = 0.0;
+            for d in digests {
+                let other = d.set(set)?.buckets.iter().find(|o| o.label == b.label)?;
+                size = size.max(other.max_size? as f64);
+                sum += stat.of(other.stats.as_ref()?);
+            }
+            Some((b.label.clone(), size, sum / digests.len() as f64))
+        })
+        .collect()
+}
+
+/// The `k`th of `n` shades of `c`: `c` itself first, then ever closer to white (up to 70% of the way), so that
+/// the lines of one series at several axis values stay apart even for black.
+fn shade(c: [u8; 3], k: usize, n: usize) -> [u8; 3] {
+    let f = 0.7 * k as f64 / n.saturating_sub(1).max(1) as f64;
+    let mix = |v: u8| (f64::from(v) + (255.0 - f64::from(v)) * f).round() as u8;
+    [mix(c[0]), mix(c[1]), mix(c[2])]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claimed_values_read_as_the_paper_writes_them() {
+        let r = Expect::Range([2.3, 60.0]);
+        assert_eq!(expect_words(&r, 0.3, Unit::Plain, true), "2.3–60×");
+        let at_least = Expect::Range([1.0, f64::INFINITY]);
+        assert_eq!(expect_words(&at_least, 0.3, Unit::Plain, true), "≥ 1×");
+        let v = Expect::Value(0.373);
+        assert_eq!(
+            expect_words(&v, 1.0 / 3.0, Unit::Fraction, false),
+            "37.3% (±33%)"
+        );
+        let none = Expect::Range([0.0, 0.0]);
+        assert_eq!(expect_words(&none, 0.3, Unit::Fraction, false), "0%");
+        assert_eq!(slug("group:direct"), "group-direct");
+        assert_eq!(shade([0, 0, 0], 0, 3), [0, 0, 0]);
+        assert_eq!(shade([0, 0, 0], 2, 3), [179, 179, 179]);
+    }
+}

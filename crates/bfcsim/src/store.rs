@@ -1,0 +1,280 @@
+//! Resumable runs. A run is an experiment file plus `--set` overrides; resolved, it is an
+//! [`ExperimentConfig`], and it lives in `ROOT/<key>/`, where the key is a hash of the resolved configuration,
+//! of the files it reads and of the bfcsim version ([`Resolved::key`]). A run writes its usual outputs there
+//! (`fct.csv`, `summary.json`, ...), then its [`Digest`] (`digest.json`), and last the completion marker
+//! `done.json`. So:
+//!
+//! - a directory with `done.json` holds a complete result, and running the same configuration again reuses it
+//!   instead of simulating (a sweep or a figure killed half-way resumes where it stopped);
+//! - a directory without it is a run that was interrupted: it is deleted and the run starts again;
+//! - two sweeps, figures or cluster tasks that need the same configuration share one directory (one after the
+//!   other: two processes must not simulate the same run at the same time, which a Slurm manifest ensures by
+//!   listing each run once).
+//!
+//! The name of the experiment and `run.threads` are left out of the key: neither changes a result. The key
+//! changes with the version (`CARGO_PKG_VERSION`), so results of another release are not reused; within one
+//! version, delete the directory to force a run again.
+//!
+//! Every path that runs something (`bfcsim run --sweep`, `bfcsim reproduce`, and one Slurm array task) goes
+//! through [`Store::get_or_run`]; [`Store::run_all`] runs many, `jobs` at a time on a rayon pool, with a
+//! progress bar (runs done / total, ETA) when stderr is a terminal.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bfcsim_metrics::write_atomic;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use crate::digest::Digest;
+use crate::experiment::{ExperimentConfig, TopologyConfig, load_experiment};
+use crate::runner::{prepare, simulate, write_outputs};
+
+/// The completion marker, written last.
+pub const DONE: &str = "done.json";
+/// The run's digest, read back when the run is reused.
+pub const DIGEST: &str = "digest.json";
+
+/// A run as the user gives it: an experiment file and `KEY=VALUE` overrides (applied in order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// The experiment file.
+    pub experiment: PathBuf,
+    /// `--set` overrides, `seed=N` included.
+    pub overrides: Vec<String>,
+}
+
+/// A run resolved: its configuration, the directory its relative paths start from, and its key.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// The spec it came from.
+    pub spec: RunSpec,
+    /// The configuration.
+    pub config: ExperimentConfig,
+    /// The experiment file's directory (relative paths in the configuration resolve against it).
+    pub base: PathBuf,
+    /// The run's directory name ([`Resolved::key`]).
+    pub key: String,
+}
+
+impl RunSpec {
+    /// Reads the experiment, applies the overrides and computes the key. Errors name the file.
+    pub fn resolve(&self) -> Result<Resolved, String> {
+        let mut config =
+            load_experiment(&self.experiment, &self.overrides).map_err(|e| e.to_string())?;
+        let base = self
+            .experiment
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let key = Resolved::key(&config, &base)
+            .map_err(|e| format!("{}: {e}", self.experiment.display()))?;
+        // The directory's name identifies the run; the file's name would differ between figures sharing it.
+        config.name = key.clone();
+        Ok(Resolved {
+            spec: self.clone(),
+            config,
+            base,
+            key,
+        })
+    }
+}
+
+impl Resolved {
+    /// 16 hex digits of the SHA-256 of the bfcsim version, the configuration as JSON (name and threads
+    /// neutralised) and the contents of every file it reads (topology, flows, CDF).
+    pub fn key(config: &ExperimentConfig, base: &Path) -> Result<String, String> {
+        let mut neutral = config.clone();
+        neutral.name = String::new();
+        neutral.run.threads = 1;
+        let json = serde_json::to_string(&neutral).map_err(|e| e.to_string())?;
+        let mut h = Sha256::new();
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        h.update([0]);
+        h.update(json.as_bytes());
+        for file in referenced_files(config) {
+            let path = base.join(&file);
+            let bytes =
+                std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+            h.update([0]);
+            h.update(&bytes);
+        }
+        let hash = h.finalize();
+        Ok(hash[..8].iter().map(|b| format!("{b:02x}")).collect())
+    }
+}
+
+/// The files a configuration reads, relative to its base directory.
+fn referenced_files(config: &ExperimentConfig) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let TopologyConfig::Hpcc(t) = &config.topology {
+        files.push(t.file.clone());
+    }
+    if let Some(f) = &config.flows {
+        files.push(f.file.clone());
+    }
+    if let Some(cdf) = config.workload.as_ref().and_then(|w| w.cdf.as_ref()) {
+        if bfcsim_workload::builtin(cdf).is_none() {
+            files.push(PathBuf::from(cdf));
+        }
+    }
+    files
+}
+
+/// What `done.json` records.
+#[derive(Serialize, Deserialize)]
+struct Done {
+    key: String,
+    bfcsim_version: String,
+    wall_seconds: f64,
+}
+
+/// A run's digest and how it was obtained, or what went wrong.
+pub type RunResult = Result<(Digest, Source), String>;
+
+/// Where runs live.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+/// How a run's result was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Simulated now.
+    Ran,
+    /// A finished run found on disk.
+    Reused,
+}
+
+impl Store {
+    /// Runs under `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Store {
+        Store { root: root.into() }
+    }
+
+    /// The directory of the run with `key`.
+    pub fn dir(&self, key: &str) -> PathBuf {
+        self.root.join(key)
+    }
+
+    /// The digest of a finished run, `None` if the run has not finished (or never started).
+    pub fn finished(&self, key: &str) -> Result<Option<Digest>, String> {
+        let dir = self.dir(key);
+        let done = dir.join(DONE);
+        if !done.exists() {
+            return Ok(None);
+        }
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+        };
+        let marker: Done =
+            serde_json::from_str(&read(&done)?).map_err(|e| format!("{}: {e}", done.display()))?;
+        if marker.key != key {
+            return Err(format!(
+                "{}: marks run {}, not {key}",
+                done.display(),
+                marker.key
+            ));
+        }
+        let path = dir.join(DIGEST);
+        let digest = serde_json::from_str(&read(&path)?).map_err(|e| {
+            format!(
+                "{}: {e} (delete {} to run it again)",
+                path.display(),
+                dir.display()
+            )
+        })?;
+        Ok(Some(digest))
+    }
+
+    /// The run's digest: read from disk if it finished, else simulated now (after clearing what an interrupted
+    /// attempt left), its outputs, digest and completion marker written in that order.
+    pub fn get_or_run(&self, run: &Resolved) -> RunResult {
+        if let Some(d) = self.finished(&run.key)? {
+            return Ok((d, Source::Reused));
+        }
+        let dir = self.dir(&run.key);
+        let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", dir.display());
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| io("clearing", e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| io("creating", e))?;
+        let where_ = |e: String| format!("{}: {e}", run.spec.experiment.display());
+        let prepared = prepare(&run.config, &run.base).map_err(where_)?;
+        let plan = prepared.plan.clone();
+        let outcome = simulate(&run.config, prepared, |_| {}).map_err(where_)?;
+        write_outputs(&dir, &run.config, plan.as_deref(), &outcome)
+            .map_err(|e| io("writing", e))?;
+        let digest = Digest::new(&outcome);
+        write_json(&dir.join(DIGEST), &digest).map_err(|e| io("writing", e))?;
+        let done = Done {
+            key: run.key.clone(),
+            bfcsim_version: env!("CARGO_PKG_VERSION").into(),
+            wall_seconds: outcome.wall_secs,
+        };
+        write_json(&dir.join(DONE), &done).map_err(|e| io("writing", e))?;
+        Ok((digest, Source::Ran))
+    }
+
+    /// Gets or runs every run of `runs`, `jobs` at a time, calling `each` with its index and result as each
+    /// ends. Results come back in the order of `runs`; one run's failure does not stop the others.
+    pub fn run_all(
+        &self,
+        runs: &[Resolved],
+        jobs: usize,
+        each: &(dyn Fn(usize, &RunResult) + Sync),
+    ) -> Result<Vec<RunResult>, String> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs.max(1))
+            .build()
+            .map_err(|e| format!("starting {jobs} workers: {e}"))?;
+        let bar = progress_bar(runs.len(), "runs, ETA {eta}");
+        let done = AtomicUsize::new(0);
+        let results = pool.install(|| {
+            runs.par_iter()
+                .enumerate()
+                .map(|(i, run)| {
+                    let result = self.get_or_run(run);
+                    if let Some(bar) = &bar {
+                        bar.set_position(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
+                    }
+                    each(i, &result);
+                    result
+                })
+                .collect()
+        });
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        Ok(results)
+    }
+}
+
+/// A progress bar of `len` things on a terminal, `None` otherwise (so logs and pipes stay clean); `what` ends the
+/// line (`runs, ETA {eta}`, `flows {msg}`).
+pub fn progress_bar(len: usize, what: &str) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(len as u64);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {what}"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    Some(bar)
+}
+
+/// Writes `value` to `path` as pretty JSON, atomically.
+pub fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    write_atomic(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, value).map_err(std::io::Error::other)?;
+        writeln!(w)
+    })
+}

@@ -1,0 +1,174 @@
+//! Issue 11: `bfcsim reproduce` end to end on one `--quick` figure (runs, report with the paper's claims,
+//! charts as PNG, SVG and CSV), `--collect` giving the same report, a Slurm manifest whose task runs one run by
+//! index, and `--list` naming every figure of BFC's evaluation.
+
+mod common;
+
+use std::path::Path;
+
+use common::{TempDir, bfcsim, s, workspace_root};
+
+const FIGURE: &str = "bfc-fig11a";
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_quick_figure_writes_its_report_charts_and_claims() {
+    let dir = TempDir::new("reproduce");
+    let out = dir.join("out");
+    let run = bfcsim(&[
+        "reproduce",
+        FIGURE,
+        "--quick",
+        "--jobs",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert!(run.success(), "{}", run.stderr);
+    let fig = out.join(format!("{FIGURE}-quick"));
+    let report = std::fs::read_to_string(fig.join("report.md")).unwrap();
+    // The setup, what is missing, and one verdict line per claim of the definition.
+    assert!(report.contains("ExpressPass"), "{report}");
+    let definition = std::fs::read_to_string(
+        workspace_root().join(format!("experiments/figures/{FIGURE}.toml")),
+    )
+    .unwrap();
+    let claims = definition.matches("[[claim]]").count();
+    let verdicts = report
+        .lines()
+        .filter(|l| l.starts_with("- **agree**") || l.starts_with("- **disagree**"))
+        .count();
+    assert_eq!(verdicts, claims, "{report}");
+    assert!(
+        report.contains("Paper: 2.3–60×; ours: DCQCN/BFC"),
+        "{report}"
+    );
+    // Every chart in three forms, each linked from the report.
+    for stem in ["slowdown-p99", "buffer-cdf", "paused.mean"] {
+        for ext in ["png", "svg", "csv"] {
+            let f = fig.join(format!("{stem}.{ext}"));
+            assert!(f.exists(), "{} missing", f.display());
+        }
+        assert!(report.contains(&format!("({stem}.png)")), "{report}");
+    }
+    let csv = std::fs::read_to_string(fig.join("slowdown-p99.csv")).unwrap();
+    assert!(csv.starts_with("series,"), "{csv}");
+    assert!(csv.lines().any(|l| l.starts_with("BFC,")), "{csv}");
+
+    // Collecting the finished runs gives the same bytes, and simulates nothing.
+    let before = files(&fig);
+    let again = bfcsim(&[
+        "reproduce",
+        FIGURE,
+        "--quick",
+        "--collect",
+        "--out",
+        s(&out),
+    ]);
+    assert!(again.success(), "{}", again.stderr);
+    assert_eq!(files(&fig), before);
+
+    // A Slurm manifest of a fresh store lists the six runs; its task 0 runs the first into that store.
+    let fresh = dir.join("fresh");
+    let array = dir.join("array");
+    let slurm = bfcsim(&[
+        "reproduce",
+        FIGURE,
+        "--quick",
+        "--out",
+        s(&fresh),
+        "--slurm",
+        s(&array),
+    ]);
+    assert!(slurm.success(), "{}", slurm.stderr);
+    let script = std::fs::read_to_string(array.join("job.sh")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-5"), "{script}");
+    assert!(
+        script.contains("--index \"$SLURM_ARRAY_TASK_ID\""),
+        "{script}"
+    );
+    let manifest = array.join("manifest.json");
+    let task = bfcsim(&["reproduce", "--task", s(&manifest), "--index", "0"]);
+    assert!(task.success(), "{}", task.stderr);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    let key = m["runs"][0]["key"].as_str().unwrap();
+    assert!(fresh.join("runs").join(key).join("done.json").exists());
+    // The report cannot be collected before the other five have finished.
+    let early = bfcsim(&[
+        "reproduce",
+        FIGURE,
+        "--quick",
+        "--collect",
+        "--out",
+        s(&fresh),
+    ]);
+    assert!(
+        !early.success() && early.stderr.contains("5 of 6 runs"),
+        "{}",
+        early.stderr
+    );
+}
+
+#[test]
+fn every_definition_resolves_at_both_scales() {
+    let figures = bfcsim::figure::read_all(&workspace_root().join("experiments/figures")).unwrap();
+    for f in &figures {
+        for quick in [true, false] {
+            let runs = bfcsim::figure::plan(f, quick)
+                .unwrap_or_else(|e| panic!("{} (quick {quick}): {e}", f.def.name));
+            assert!(!runs.is_empty(), "{}", f.def.name);
+        }
+    }
+}
+
+#[test]
+fn the_list_names_every_figure_of_the_evaluation() {
+    let run = bfcsim(&["reproduce", "--list"]);
+    assert!(run.success(), "{}", run.stderr);
+    let names: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for want in [
+        "bfc-fig4",
+        "bfc-fig9",
+        "bfc-fig10",
+        "bfc-fig11a",
+        "bfc-fig11b",
+        "bfc-fig12",
+        "bfc-fig13",
+        "bfc-fig14",
+        "bfc-fig15",
+        "bfc-fig16a",
+        "bfc-fig16b",
+        "bfc-fig20",
+        "bfc-fig22a",
+        "bfc-fig22b",
+        "bfc-fig23a",
+        "bfc-fig23b",
+        "bfc-fig24",
+        "bfc-fig25",
+        "bfc-fig26",
+        "bfc-fig27",
+        "bfc-fig28",
+        "bfc-fig29",
+        "bfc-table1",
+        "bfc-appc",
+    ] {
+        assert!(names.contains(&want), "{want} not in\n{}", run.stdout);
+    }
+}
