@@ -92,6 +92,20 @@ impl LinkSet {
     }
 }
 
+/// The spelling [`LinkSet::parse`] reads, so messages name a set as the user wrote it.
+impl std::fmt::Display for LinkSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkSet::Host => f.write_str("host"),
+            LinkSet::Fabric => f.write_str("fabric"),
+            LinkSet::Core => f.write_str("core"),
+            LinkSet::Link(n) => write!(f, "link:{n}"),
+            LinkSet::ToHost(n) => write!(f, "to-host:{n}"),
+            LinkSet::Port(n) => write!(f, "port:{n}"),
+        }
+    }
+}
+
 /// A network: nodes, ports and links, plus the host numbering used by routing tables.
 #[derive(Clone, Debug, Default)]
 pub struct Topology {
@@ -287,6 +301,9 @@ mod tests {
         assert_eq!(LinkSet::parse("link:3"), Ok(LinkSet::Link(3)));
         assert_eq!(LinkSet::parse("to-host:2"), Ok(LinkSet::ToHost(2)));
         assert!(LinkSet::parse("to-host:x").is_err());
+        for text in ["host", "fabric", "core", "link:3", "to-host:2", "port:1"] {
+            assert_eq!(LinkSet::parse(text).unwrap().to_string(), text);
+        }
         let t = Star {
             hosts: 3,
             rate: Rate::gbps(100),

@@ -7,7 +7,8 @@ mod common;
 use std::path::Path;
 
 use bfcsim::experiment::load_experiment;
-use bfcsim::runner::{Outcome, prepare, simulate, write_outputs};
+use bfcsim::outputs::{OutputFile, write_outputs};
+use bfcsim::runner::{Outcome, prepare, simulate};
 use common::TempDir;
 
 fn run(overrides: &[&str]) -> Outcome {
@@ -40,12 +41,13 @@ fn incast_run_drops_nothing_conserves_packets_and_repeats() {
     assert!(fc(&a).pause_frames > 0);
     let b = run(&args);
     let tmp = TempDir::new("bfc-determinism");
-    let config = load_experiment(
+    let mut config = load_experiment(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../experiments/clos128-google-incast-bfc.toml"),
         &args.map(String::from),
     )
     .unwrap();
+    config.output.files = vec![OutputFile::FctCsv];
     write_outputs(&tmp.join("a"), &config, None, &a).unwrap();
     write_outputs(&tmp.join("b"), &config, None, &b).unwrap();
     let read = |d: &str| std::fs::read(tmp.join(d).join("fct.csv")).unwrap();
