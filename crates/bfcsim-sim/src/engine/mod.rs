@@ -6,16 +6,17 @@
 //! packets in flight. Flow arrivals come from a sorted list with one pending event; retransmission timers live
 //! in a [`TimerQueue`] with one pending event.
 //!
-//! Per-hop flow control lives in [`hop`] (BFC: the switch and NIC sides of pausing, the periodic refresh and
-//! the watchdog, and the pausing of queues that PFC shares) and [`pfc`] (PFC's ingress accounting and
-//! frames). Rate-based congestion control (DCQCN, HPCC) lives in [`rate`]: per-flow pacing, controller
-//! timers, CNPs, INT and switch drop notices.
+//! Schemes that act inside the network (BFC, PFC) sit behind one interface, [`scheme`]: the engine calls the
+//! running scheme's switch and NIC sides at fixed points (admission and enqueue, dequeue, frame arrival, its
+//! timers, a flow's start and end at its NIC, NIC scheduling) and never asks which scheme runs. The pausing of
+//! queues that per-hop flow control shares lives in [`pause`]. Rate-based congestion control (DCQCN, HPCC)
+//! lives in [`rate`]: per-flow pacing, controller timers, CNPs, INT and switch drop notices.
 
-mod hop;
-mod pfc;
+mod pause;
 mod rate;
+mod scheme;
 
-pub use hop::HopStats;
+pub use pause::HopStats;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -33,7 +34,6 @@ use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
 use bfcsim_net::queues::PortQueues;
 use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash, five_tuple_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
-use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
 use bfcsim_schemes::dcqcn::CnpGenerator;
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
@@ -41,6 +41,7 @@ use rand::RngExt;
 
 use crate::config::{FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
 use crate::timers::TimerQueue;
+use scheme::{Entry, Scheme};
 
 /// Everything a run needs besides the topology and the flows.
 #[derive(Clone, Debug)]
@@ -67,8 +68,9 @@ enum Event {
     Arrival,
     /// The earliest retransmission timer is due.
     Timer,
-    /// A switch port re-sends its ingress's bitmap of paused upstream queues (BFC §3.3.2).
-    Refresh(PortId),
+    /// A timer the running scheme armed on a port (a switch port or a host's NIC port) is due; schemes keep
+    /// their own deadlines behind it ([`scheme`]).
+    SchemeTimer(PortId),
     /// Look for queues paused too long.
     Watchdog,
     /// The earliest congestion-control timer is due.
@@ -88,7 +90,7 @@ impl EventBits for Event {
             Event::Deliver(p) => 1 << PORT_BITS | p.0,
             Event::Arrival => 2 << PORT_BITS,
             Event::Timer => 3 << PORT_BITS,
-            Event::Refresh(p) => 4 << PORT_BITS | p.0,
+            Event::SchemeTimer(p) => 4 << PORT_BITS | p.0,
             Event::Watchdog => 5 << PORT_BITS,
             Event::CcTimer => 6 << PORT_BITS,
             Event::NicWake(p) => 7 << PORT_BITS | p.0,
@@ -102,7 +104,7 @@ impl EventBits for Event {
             1 => Event::Deliver(port),
             2 => Event::Arrival,
             3 => Event::Timer,
-            4 => Event::Refresh(port),
+            4 => Event::SchemeTimer(port),
             5 => Event::Watchdog,
             6 => Event::CcTimer,
             _ => Event::NicWake(port),
@@ -188,9 +190,9 @@ struct SwitchPort {
     local: u32,
     red_rng: Rng,
     /// Pause bookkeeping of this port's queues (per-hop flow control only).
-    pause: hop::PauseClock,
-    /// A refresh of this ingress's paused bitmap is scheduled.
-    refresh_armed: bool,
+    pause: pause::PauseClock,
+    /// When the port's scheme timer is due (`Time::MAX`: none pending).
+    timer_at: Time,
 }
 
 struct Switch {
@@ -198,12 +200,6 @@ struct Switch {
     mmu: Mmu,
     seed: u64,
     rng: Rng,
-    /// BFC's flow table and pause counter, when BFC runs.
-    bfc: Option<BfcSwitch>,
-    /// App. B: (ingress, egress) pairs whose backpressure is elided, bit `in × ports + out`.
-    elide: Vec<u64>,
-    /// PFC's ingress accounting, when PFC runs.
-    pfc: Option<PfcIngress>,
 }
 
 struct Host {
@@ -213,11 +209,13 @@ struct Host {
     /// Flows that may have a packet to send, served round robin.
     ready: VecDeque<FlowId>,
     /// Per-hop flow control at the NIC: paused queues and the flows parked on them.
-    nic: hop::NicQueues,
+    nic: pause::NicQueues,
     /// Paced flows waiting for their next send time, earliest first (rate-based CC only).
     paced: BinaryHeap<Reverse<(Time, u32)>>,
     /// When the pending `NicWake` is due (`Time::MAX`: none).
     wake_at: Time,
+    /// When the NIC port's scheme timer is due (`Time::MAX`: none pending).
+    timer_at: Time,
 }
 
 /// A flow as the run sees it.
@@ -365,14 +363,14 @@ pub struct Shard {
     /// Data queue layout at switch ports.
     data_base: usize,
     queues_per_class: u64,
-    /// Per-hop flow control state outside the switches and hosts.
-    hop: hop::HopState,
+    /// The running scheme's switch and NIC sides and their state ([`scheme`]).
+    scheme: Scheme,
+    /// Pausing state outside the switches and hosts: frame payloads, counts, the watchdog.
+    hop: pause::HopState,
     /// Time each data packet waited in each switch egress queue, in picoseconds.
     queuing_delay: LogHistogram,
     /// The same for the packets of one-packet flows (BFC §2.1, Table 1's "single packet" delay).
     single_packet_delay: LogHistogram,
-    /// PFC's run-wide state, when PFC runs.
-    pfc: Option<Box<pfc::PfcState>>,
     /// Rate-based CC's run-wide state: which of its mechanisms run, the INT side slab, the CC timers.
     rate: rate::RateState,
 }
@@ -449,9 +447,6 @@ impl Shard {
                 mmu: Mmu::new(layout),
                 seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
                 rng: rng::stream(params.seed, Stream::Node(i as u32)),
-                bfc: None,
-                elide: Vec::new(),
-                pfc: None,
             });
             for (local, &p) in node.ports.iter().enumerate() {
                 port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
@@ -465,8 +460,8 @@ impl Shard {
                     switch: s,
                     local: local as u32,
                     red_rng: rng::stream(params.seed, Stream::Port(p.0)),
-                    pause: hop::PauseClock::new(total_q),
-                    refresh_armed: false,
+                    pause: pause::PauseClock::new(total_q),
+                    timer_at: Time::MAX,
                 });
             }
         }
@@ -484,9 +479,10 @@ impl Shard {
                 port: ports[0],
                 ctrl: VecDeque::new(),
                 ready: VecDeque::new(),
-                nic: hop::NicQueues::default(),
+                nic: pause::NicQueues::default(),
                 paced: BinaryHeap::new(),
                 wake_at: Time::MAX,
+                timer_at: Time::MAX,
             });
         }
         let wires = topo
@@ -604,17 +600,16 @@ impl Shard {
             drops: [0; DropReason::ALL.len()],
             data_base,
             queues_per_class: per_class as u64,
-            hop: hop::HopState::new(),
+            scheme: Scheme::Plain(scheme::Plain),
+            hop: pause::HopState::new(),
             queuing_delay: LogHistogram::new(),
             single_packet_delay: LogHistogram::new(),
-            pfc: None,
             rate: rate::RateState::default(),
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
-        sim.init_flow_control();
         sim.init_rate();
-        sim.init_pfc()?;
+        sim.init_scheme()?;
         if let Some(first) = sim.flows.first() {
             sim.now = first.spec.start;
         }
@@ -725,7 +720,7 @@ impl Shard {
                 Event::Deliver(p) => self.deliver(p),
                 Event::Arrival => self.arrival(),
                 Event::Timer => self.fire_timers(),
-                Event::Refresh(p) => self.refresh(p),
+                Event::SchemeTimer(p) => self.fire_scheme_timer(p),
                 Event::Watchdog => self.watchdog(),
                 Event::CcTimer => self.fire_cc_timers(),
                 Event::NicWake(p) => self.nic_wake(p),
@@ -912,7 +907,7 @@ impl Shard {
         let peer = w.peer;
         let kind = self.packets.get(pkt).kind;
         if kind.is_hop_local() {
-            self.receive_hop_frame(peer, pkt);
+            self.scheme_frame(peer, pkt);
             return;
         }
         match self.wires[peer.idx()].owner {
@@ -941,31 +936,45 @@ impl Shard {
         let control = p.kind.is_control()
             && sc.control_priority
             && (sc.ack_priority || p.kind.is_hop_local());
-        let (queue, bfc) = if control {
-            (0, None)
-        } else if self.switches[s].bfc.is_some() {
-            let e = self.bfc_enqueue(s, in_sp, out_sp, egress, &p);
-            (e.queue as usize, Some(e))
-        } else {
-            (self.data_queue_for(p.class, p.hash), None)
+        let entry = Entry {
+            s,
+            in_sp,
+            out_sp,
+            egress,
+            pkt,
+            p,
         };
-        let pfc = !control && self.switches[s].pfc.is_some();
-        let out_local = self.sw_ports[out_sp as usize].local as usize;
-        let admitted = if pfc {
-            self.pfc_admit(s, in_sp, out_local, queue, &p)
+        let admitted = if control {
+            self.admit_and_push(&entry, 0)
         } else {
-            self.switches[s].mmu.admit(out_local, queue, p.size as u64)
+            self.scheme_enqueue(&entry)
         };
         if let Err(reason) = admitted {
-            if let Some(e) = bfc {
-                self.bfc_undo(s, in_sp, out_sp, &p, &e);
-            }
             if self.rate.drop_notify && p.kind == PacketKind::Data {
                 self.notify_drop(&p);
             }
             self.drop_packet(pkt, reason);
             return;
         }
+        self.kick(egress);
+    }
+
+    /// Admits packet `e` into queue `queue` of its egress port's buffer (Dynamic Threshold) and queues it there.
+    #[inline]
+    fn admit_and_push(&mut self, e: &Entry, queue: usize) -> Result<(), DropReason> {
+        let out_local = self.sw_ports[e.out_sp as usize].local as usize;
+        self.switches[e.s]
+            .mmu
+            .admit(out_local, queue, e.p.size as u64)?;
+        self.push_admitted(e, queue);
+        Ok(())
+    }
+
+    /// Queues packet `e`, admitted into the buffer, in `queue` of its egress port: ECN marking on enqueue and
+    /// SRF's rank when configured, and the time it joined (per-hop queuing delay).
+    #[inline]
+    fn push_admitted(&mut self, e: &Entry, queue: usize) {
+        let p = &e.p;
         // BFC-SRF's header field (App. A.2): the flow's payload bytes from this packet's first byte to its end,
         // which the sender writes into each data packet. Derived here rather than carried, so that `Packet`
         // stays one cache line; only SRF switches read it.
@@ -974,29 +983,16 @@ impl Shard {
         } else {
             0
         };
-        let out = &mut self.sw_ports[out_sp as usize];
+        let out = &mut self.sw_ports[e.out_sp as usize];
         let ecn = &self.params.switch.ecn;
         if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect {
             let q = out.queues.queue_bytes(queue);
             if ecn.red.should_mark(q, &mut out.red_rng) {
-                self.packets.get_mut(pkt).ce = true;
+                self.packets.get_mut(e.pkt).ce = true;
             }
         }
-        out.queues.push_ranked(queue, pkt, p.size, rank);
-        let pm = self.packets.get_mut(pkt);
-        pm.queued_at = self.now;
-        if let Some(e) = bfc {
-            pm.in_port = self.sw_ports[in_sp as usize].local as u16;
-            pm.hop_flags = hop::flags(&e);
-            self.pause_changed(out_sp);
-            if let Some(signal) = e.signal {
-                self.send_signal(s, signal);
-            }
-        } else if pfc {
-            pm.in_port = self.sw_ports[in_sp as usize].local as u16;
-            self.pause_changed(out_sp);
-        }
-        self.kick(egress);
+        out.queues.push_ranked(queue, e.pkt, p.size, rank);
+        self.packets.get_mut(e.pkt).queued_at = self.now;
     }
 
     /// Dequeues and transmits the next packet of switch port `sp`. Returns whether more wait.
@@ -1021,19 +1017,10 @@ impl Shard {
                 self.single_packet_delay.record(delay);
             }
         }
-        let sw = &self.switches[out.switch as usize];
-        if sw.bfc.is_some() {
-            if data {
-                self.bfc_dequeue(sp, pkt, queue);
-            }
-        } else if sw.pfc.is_some() && queue >= self.data_base {
-            // Everything in a data queue (ACKs too, without `ack_priority`) was admitted at ingress.
-            self.pfc_dequeue(sp, pkt);
-        }
+        self.scheme_dequeued(sp, pkt, queue, data);
         if data && self.rate.int {
             self.int_stamp(port, sp, pkt);
         }
-        self.pause_changed(sp);
         let out = &mut self.sw_ports[sp as usize];
         let ecn = &self.params.switch.ecn;
         if ecn.enabled && ecn.mark_on == MarkPoint::Dequeue {
@@ -1071,7 +1058,7 @@ impl Shard {
         }
         let f = &self.flows[id.idx()];
         let (src_host, hash, class) = (f.src_host, f.hash, f.spec.class);
-        let nic_q = self.nic_queue(src_host, hash, class);
+        let nic_q = self.scheme_flow_started(src_host, hash, class);
         let info = &self.flows[id.idx()];
         let tc = &self.params.nic.transport;
         let active = Active {
@@ -1102,7 +1089,7 @@ impl Shard {
         if a.in_ring || a.parked || !a.sender.can_send(a.cc.window()) {
             return;
         }
-        if self.park_if_paused(h, id, slot) {
+        if !self.scheme_may_send(h, id, slot) {
             return;
         }
         self.active[slot].in_ring = true;
@@ -1149,7 +1136,7 @@ impl Shard {
                 continue; // finished while queued
             }
             let slot = info.slot as usize;
-            if self.park_if_paused(h, id, slot) {
+            if !self.scheme_may_send(h, id, slot) {
                 self.active[slot].in_ring = false;
                 continue;
             }
@@ -1382,7 +1369,7 @@ impl Shard {
     fn complete(&mut self, id: FlowId) {
         let info = &self.flows[id.idx()];
         let (h, q) = (info.src_host, self.active[info.slot as usize].nic_q);
-        self.release_nic_queue(h, q);
+        self.scheme_flow_finished(h, q);
         let info = &mut self.flows[id.idx()];
         info.finish = Some(self.now);
         self.active.release(info.slot);
@@ -1616,6 +1603,24 @@ impl Shard {
         Some(out)
     }
 
+    /// Time each data packet waited in each switch egress queue (ps), since the start or the last
+    /// [`Shard::reset_queuing_delay`].
+    pub fn queuing_delay(&self) -> &LogHistogram {
+        &self.queuing_delay
+    }
+
+    /// Time the packets of one-packet flows waited in each switch egress queue (ps), as
+    /// [`Shard::queuing_delay`].
+    pub fn single_packet_delay(&self) -> &LogHistogram {
+        &self.single_packet_delay
+    }
+
+    /// Starts both queuing-delay histograms afresh (the end of a measurement warm-up).
+    pub fn reset_queuing_delay(&mut self) {
+        self.queuing_delay = LogHistogram::new();
+        self.single_packet_delay = LogHistogram::new();
+    }
+
     /// The data queue index of class `class`'s first queue at switch ports.
     pub fn data_queue(&self, class: u8) -> usize {
         self.data_base + class as usize * self.queues_per_class as usize
@@ -1677,29 +1682,8 @@ impl Shard {
                     sw.mmu.total()
                 ));
             }
-            if let Some(pfc) = &sw.pfc {
-                v.extend(
-                    pfc.violations()
-                        .into_iter()
-                        .map(|e| format!("switch {}: {e}", sw.node)),
-                );
-                // PFC counts every queued data byte at ingress; control packets (queue 0) bypass it.
-                let control: u64 = self
-                    .sw_ports
-                    .iter()
-                    .filter(|p| p.switch as usize == s)
-                    .map(|p| p.queues.queue_bytes(0))
-                    .sum();
-                if pfc.total() + control != queued {
-                    v.push(format!(
-                        "switch {}: PFC counts {} B at ingress but its data queues hold {} B",
-                        sw.node,
-                        pfc.total(),
-                        queued - control
-                    ));
-                }
-            }
         }
+        self.scheme_violations(&mut v);
         v
     }
 }

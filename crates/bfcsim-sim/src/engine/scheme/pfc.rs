@@ -1,6 +1,6 @@
-//! Priority Flow Control (IEEE 802.1Qbb) in the engine: drives the pure [`bfcsim_net::pfc`] module in the call
+//! Priority Flow Control (IEEE 802.1Qbb) on the seam: drives the pure [`bfcsim_net::pfc`] module in the call
 //! order its module doc gives (HPCC ns-3 `SwitchNode::SendToDev`, `SwitchNotifyDequeue`,
-//! `QbbNetDevice::Receive`), with the frames and the pausing of queues shared with BFC ([`super::hop`]).
+//! `QbbNetDevice::Receive`), with the frames and the pausing of queues shared with BFC ([`crate::engine::pause`]).
 //!
 //! - A data packet (and an ACK, NACK or CNP when `switch.ack_priority` is off, as in ns-3's switches) arriving
 //!   at a switch is admitted at ingress by [`PfcIngress`] against the (ingress port,
@@ -25,60 +25,151 @@ use bfcsim_net::pfc::{Admission, PfcAction};
 
 use super::*;
 
-/// Run-wide PFC state.
-pub(super) struct PfcState {
+/// PFC's state in one shard.
+pub(in crate::engine) struct Pfc {
     /// Bytes of a PAUSE or RESUME frame.
     frame: u32,
+    /// Each switch's ingress accounting, by switch index.
+    ingress: Vec<PfcIngress>,
     /// Per port (by [`PortId`]): the priorities its transmitter has been told to stop, and for how long.
     ports: Vec<PortPause>,
     /// Every PFC frame received, in event order.
     records: Vec<PfcRecord>,
 }
 
-impl Shard {
+fn me(sh: &mut Shard) -> &mut Pfc {
+    match &mut sh.scheme {
+        Scheme::Pfc(p) => p,
+        _ => unreachable!("PFC runs"),
+    }
+}
+
+fn me_ref(sh: &Shard) -> Option<&Pfc> {
+    match &sh.scheme {
+        Scheme::Pfc(p) => Some(p),
+        _ => None,
+    }
+}
+
+impl SchemeSide for Pfc {
     /// Creates each switch's ingress accounting from its links (headroom from each ingress link's rate and
     /// delay, `third.cc`'s per-switch loop).
-    pub(super) fn init_pfc(&mut self) -> Result<(), String> {
-        let FlowControl::Pfc(cfg) = &self.params.flow_control else {
-            return Ok(());
+    fn init(sh: &mut Shard) -> Result<Pfc, String> {
+        let FlowControl::Pfc(cfg) = &sh.params.flow_control else {
+            unreachable!("configured")
         };
-        let (sw, nic) = (&self.params.switch, &self.params.nic);
-        let mtu = Bytes((nic.payload + nic.header + self.rate.int_overhead) as u64);
+        let (sw, nic) = (&sh.params.switch, &sh.params.nic);
+        let mtu = Bytes((nic.payload + nic.header + sh.rate.int_overhead) as u64);
         let classes = sw.classes as usize;
-        for s in 0..self.switches.len() {
-            let node = self.switches[s].node;
-            let links: Vec<(Rate, Time)> = self.topo.nodes[node.idx()]
+        let mut ingress = Vec::with_capacity(sh.switches.len());
+        for switch in &sh.switches {
+            let node = switch.node;
+            let links: Vec<(Rate, Time)> = sh.topo.nodes[node.idx()]
                 .ports
                 .iter()
                 .map(|&p| {
-                    let l = &self.topo.links[self.topo.ports[p.idx()].link.idx()];
+                    let l = &sh.topo.links[sh.topo.ports[p.idx()].link.idx()];
                     (l.rate, l.delay)
                 })
                 .collect();
             let layout = cfg
-                .layout(sw.buffer, classes, &links, self.flow_ctx.line_rate, mtu)
+                .layout(sw.buffer, classes, &links, sh.flow_ctx.line_rate, mtu)
                 .map_err(|e| format!("switch {node}: {e}"))?;
-            self.switches[s].pfc = Some(PfcIngress::new(layout));
+            ingress.push(PfcIngress::new(layout));
         }
-        self.pfc = Some(Box::new(PfcState {
+        let pfc = Pfc {
             frame: cfg.pause_frame.0 as u32,
-            ports: vec![PortPause::new(classes); self.topo.ports.len()],
+            ingress,
+            ports: vec![PortPause::new(classes); sh.topo.ports.len()],
             records: Vec::new(),
-        }));
-        self.hop.enabled = true;
+        };
+        sh.hop.enabled = true;
+        Ok(pfc)
+    }
+
+    /// Steps 2–4 and 6 of [`bfcsim_net::pfc`]'s call order: the packet is admitted at its ingress (a lossless
+    /// one into the egress queue without a test), which may pause the ingress.
+    #[inline]
+    fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
+        let queue = sh.data_queue_for(e.p.class, e.p.hash);
+        let out_local = sh.sw_ports[e.out_sp as usize].local as usize;
+        sh.pfc_admit(e.s, e.in_sp, out_local, queue, &e.p)?;
+        sh.push_admitted(e, queue);
+        sh.packets.get_mut(e.pkt).in_port = sh.sw_ports[e.in_sp as usize].local as u16;
+        sh.pause_changed(e.out_sp);
         Ok(())
     }
 
+    /// Everything in a data queue (ACKs too, without `ack_priority`) was admitted at ingress and is released
+    /// there.
+    #[inline]
+    fn dequeued(sh: &mut Shard, sp: u32, pkt: PacketId, queue: usize, _data: bool) {
+        if queue >= sh.data_base {
+            sh.pfc_dequeue(sp, pkt);
+        }
+        sh.pause_changed(sp);
+    }
+
+    fn frame(sh: &mut Shard, port: PortId, pkt: PacketId) {
+        let p = sh.take_frame(pkt);
+        sh.pfc_receive(port, &p);
+    }
+
+    /// Under PFC a NIC queue is a priority.
+    #[inline]
+    fn flow_started(sh: &mut Shard, _h: u32, _hash: u64, class: u8) -> u32 {
+        sh.priority(class) as u32
+    }
+
+    /// A flow whose priority is paused waits, parked, for its RESUME.
+    #[inline]
+    fn may_send(sh: &mut Shard, h: u32, id: FlowId, slot: usize) -> bool {
+        !sh.park_if_paused(h, id, slot)
+    }
+
+    fn violations(sh: &Shard, v: &mut Vec<String>) {
+        let pfc = me_ref(sh).expect("PFC runs");
+        for (s, sw) in sh.switches.iter().enumerate() {
+            let ingress = &pfc.ingress[s];
+            v.extend(
+                ingress
+                    .violations()
+                    .into_iter()
+                    .map(|e| format!("switch {}: {e}", sw.node)),
+            );
+            // PFC counts every queued data byte at ingress; control packets (queue 0) bypass it.
+            let ports = sh.sw_ports.iter().filter(|p| p.switch as usize == s);
+            let queued: u64 = ports.clone().map(|p| p.queues.bytes()).sum();
+            let control: u64 = ports.map(|p| p.queues.queue_bytes(0)).sum();
+            if ingress.total() + control != queued {
+                v.push(format!(
+                    "switch {}: PFC counts {} B at ingress but its data queues hold {} B",
+                    sw.node,
+                    ingress.total(),
+                    queued - control
+                ));
+            }
+        }
+    }
+
+    /// Under PFC: the time any priority of the port's transmitter (a switch port or a NIC) was paused by the
+    /// device downstream, what `pfc.txt` shows.
+    fn link_paused_time(sh: &Shard, port: PortId) -> Option<Time> {
+        sh.pfc_port(port).map(|pp| pp.paused_time_any(sh.now))
+    }
+}
+
+impl Shard {
     /// The priority (and PFC class) of packets of traffic class `class`.
     #[inline]
-    pub(super) fn priority(&self, class: u8) -> u8 {
+    fn priority(&self, class: u8) -> u8 {
         class.min(self.params.switch.classes as u8 - 1)
     }
 
-    /// Admits packet `p` (data, or an ACK without `switch.ack_priority`), which entered switch `s` through `in_sp`, into `queue` of local egress port
-    /// `out`: steps 2–4 and 6 of [`bfcsim_net::pfc`]'s call order.
+    /// Admits packet `p` (data, or an ACK without `switch.ack_priority`), which entered switch `s` through
+    /// `in_sp`, into `queue` of local egress port `out`: steps 2–4 and 6 of [`bfcsim_net::pfc`]'s call order.
     #[inline(never)]
-    pub(super) fn pfc_admit(
+    fn pfc_admit(
         &mut self,
         s: usize,
         in_sp: u32,
@@ -89,8 +180,14 @@ impl Shard {
         let prio = self.priority(p.class);
         let in_local = self.sw_ports[in_sp as usize].local as usize;
         let size = p.size as u64;
-        let Switch { mmu, pfc, .. } = &mut self.switches[s];
-        let pfc = pfc.as_mut().expect("called only with PFC");
+        let Shard {
+            switches, scheme, ..
+        } = self;
+        let mmu = &mut switches[s].mmu;
+        let Scheme::Pfc(st) = scheme else {
+            unreachable!("PFC runs")
+        };
+        let pfc = &mut st.ingress[s];
         if !pfc.is_lossless(prio) {
             mmu.admit(out, queue, size)?;
             pfc.admit(in_local, prio, size);
@@ -106,14 +203,14 @@ impl Shard {
         Ok(())
     }
 
-    /// Packet `pkt`, admitted by [`Shard::pfc_admit`], leaves switch port `sp`: its ingress bytes are released, which may resume its
-    /// ingress.
+    /// Packet `pkt`, admitted by [`Shard::pfc_admit`], leaves switch port `sp`: its ingress bytes are released,
+    /// which may resume its ingress.
     #[inline(never)]
-    pub(super) fn pfc_dequeue(&mut self, sp: u32, pkt: PacketId) {
+    fn pfc_dequeue(&mut self, sp: u32, pkt: PacketId) {
         let p = self.packets.get(pkt);
         let (in_port, prio, size) = (p.in_port as usize, self.priority(p.class), p.size as u64);
         let s = self.sw_ports[sp as usize].switch as usize;
-        let pfc = self.switches[s].pfc.as_mut().expect("called only with PFC");
+        let pfc = &mut me(self).ingress[s];
         pfc.release(in_port, prio, size);
         if let Some(action) = pfc.poll_resume(in_port, prio) {
             self.pfc_send(s, action);
@@ -125,12 +222,14 @@ impl Shard {
             PfcAction::Pause { port, prio } => (port, prio, PacketKind::Pause),
             PfcAction::Resume { port, prio } => (port, prio, PacketKind::Resume),
         };
-        let size = self.pfc.as_ref().expect("PFC runs").frame;
-        self.send_hop_frame(s, local, kind, prio as u64, size);
+        let size = me(self).frame;
+        let port = self.topo.nodes[self.switches[s].node.idx()].ports[local];
+        self.count_frame(kind);
+        self.send_frame(port, kind, prio as u64, size);
     }
 
     /// A PAUSE or RESUME for priority `p.seq` reached the device owning `port`, the upstream of its sender.
-    pub(super) fn pfc_receive(&mut self, port: PortId, p: &Packet) {
+    fn pfc_receive(&mut self, port: PortId, p: &Packet) {
         let prio = p.seq as u8;
         let pause = p.kind == PacketKind::Pause;
         let owner = self.wires[port.idx()].owner;
@@ -142,7 +241,7 @@ impl Shard {
             Owner::Host(h) => (self.topo.hosts[h as usize], 0, 0),
         };
         let now = self.now;
-        let st = self.pfc.as_mut().expect("PFC runs");
+        let st = me(self);
         st.records.push(PfcRecord {
             time: now,
             node,
@@ -171,16 +270,16 @@ impl Shard {
 
     /// Every PFC frame received so far, in event order (HPCC's `pfc.txt`); `None` unless PFC runs.
     pub fn pfc_records(&self) -> Option<&[PfcRecord]> {
-        self.pfc.as_ref().map(|st| st.records.as_slice())
+        me_ref(self).map(|st| st.records.as_slice())
     }
 
     /// The pause state and paused time of `port`'s transmitter under PFC.
     pub fn pfc_port(&self, port: PortId) -> Option<&PortPause> {
-        self.pfc.as_ref().map(|st| &st.ports[port.idx()])
+        me_ref(self).map(|st| &st.ports[port.idx()])
     }
 
     /// Switch `s`'s PFC ingress accounting, when PFC runs.
     pub fn switch_pfc(&self, s: usize) -> Option<&PfcIngress> {
-        self.switches[s].pfc.as_ref()
+        me_ref(self).map(|st| &st.ingress[s])
     }
 }

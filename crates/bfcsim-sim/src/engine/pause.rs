@@ -1,0 +1,452 @@
+//! Pausing, the machinery per-hop flow control schemes share ([`super::scheme`]'s BFC and PFC): pausable switch
+//! queues and NIC queues with clocks of how long each was paused, flows parked at a NIC until their queue is
+//! resumed, per-hop frames (PAUSE, RESUME, refresh) in a switch port's strict-priority control queue, and a
+//! watchdog that makes queues paused too long (App. B's deadlocks) visible.
+//!
+//! A scheme decides what to pause and when; this module keeps the state consistent and the clocks running. Under
+//! BFC a NIC queue is one flow's (or a few flows'), under PFC a priority, which parks every flow of that class.
+
+use std::collections::BTreeSet;
+
+use super::*;
+
+/// When each queue of a port was paused, how long each has been paused in all, and how long the port had
+/// packets but none it could send (the link paused).
+pub(super) struct PauseClock {
+    since: Vec<Time>,
+    total: Vec<Time>,
+    reported: Vec<bool>,
+    paused: usize,
+    blocked_since: Option<Time>,
+    blocked: Time,
+}
+
+impl PauseClock {
+    pub(super) fn new(queues: usize) -> PauseClock {
+        PauseClock {
+            since: vec![Time::MAX; queues],
+            total: vec![Time::ZERO; queues],
+            reported: vec![false; queues],
+            paused: 0,
+            blocked_since: None,
+            blocked: Time::ZERO,
+        }
+    }
+
+    fn set(&mut self, q: usize, paused: bool, now: Time) {
+        if q >= self.since.len() {
+            self.since.resize(q + 1, Time::MAX);
+            self.total.resize(q + 1, Time::ZERO);
+            self.reported.resize(q + 1, false);
+        }
+        if paused && self.since[q] == Time::MAX {
+            self.since[q] = now;
+            self.paused += 1;
+        } else if !paused && self.since[q] != Time::MAX {
+            self.total[q] += now - self.since[q];
+            self.since[q] = Time::MAX;
+            self.reported[q] = false;
+            self.paused -= 1;
+        }
+    }
+
+    fn set_blocked(&mut self, blocked: bool, now: Time) {
+        match (self.blocked_since, blocked) {
+            (None, true) => self.blocked_since = Some(now),
+            (Some(t), false) => {
+                self.blocked += now - t;
+                self.blocked_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Queues paused longer than `bound` not yet reported; marks them reported.
+    fn overdue(&mut self, now: Time, bound: Time) -> Vec<(usize, Time)> {
+        if self.paused == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (q, &t) in self.since.iter().enumerate() {
+            if t != Time::MAX && now - t > bound && !self.reported[q] {
+                self.reported[q] = true;
+                out.push((q, now - t));
+            }
+        }
+        out
+    }
+
+    /// Total paused time of queue `q` up to `now`.
+    fn paused_time(&self, q: usize, now: Time) -> Time {
+        let open = match self.since.get(q) {
+            Some(&t) if t != Time::MAX => now - t,
+            _ => Time::ZERO,
+        };
+        self.total.get(q).copied().unwrap_or(Time::ZERO) + open
+    }
+
+    fn blocked_time(&self, now: Time) -> Time {
+        self.blocked + self.blocked_since.map_or(Time::ZERO, |t| now - t)
+    }
+}
+
+/// A NIC's queues under per-hop flow control: which are paused, how many flows use each, and the flows
+/// waiting for theirs to be resumed.
+#[derive(Default)]
+pub(super) struct NicQueues {
+    paused: Vec<u64>,
+    pub(super) users: Vec<u32>,
+    free: BTreeSet<u32>,
+    parked: Vec<FlowId>,
+    clock: Option<PauseClock>,
+}
+
+impl NicQueues {
+    /// A queue for a new flow: the lowest unused one, or with `limit` queues all in use, one chosen by the
+    /// flow's hash (flows then share it).
+    pub(super) fn alloc(&mut self, limit: Option<u32>, hash: u64) -> u32 {
+        let q = match self.free.pop_first() {
+            Some(q) => q,
+            None if limit.is_none_or(|n| (self.users.len() as u32) < n) => {
+                self.users.push(0);
+                self.users.len() as u32 - 1
+            }
+            None => (hash % self.users.len() as u64) as u32,
+        };
+        self.users[q as usize] += 1;
+        q
+    }
+
+    pub(super) fn release(&mut self, q: u32) {
+        let u = &mut self.users[q as usize];
+        *u -= 1;
+        if *u == 0 {
+            self.free.insert(q);
+        }
+    }
+
+    /// How long queue `q` has been paused in all up to `now`.
+    #[inline]
+    pub(super) fn paused_time(&self, q: u32, now: Time) -> Time {
+        self.clock
+            .as_ref()
+            .map_or(Time::ZERO, |c| c.paused_time(q as usize, now))
+    }
+
+    #[inline]
+    pub(super) fn is_paused(&self, q: u32) -> bool {
+        self.paused
+            .get(q as usize / 64)
+            .is_some_and(|w| w >> (q % 64) & 1 == 1)
+    }
+
+    /// Returns whether the state changed.
+    pub(super) fn set_paused(&mut self, q: u32, paused: bool, now: Time) -> bool {
+        if self.is_paused(q) == paused {
+            return false;
+        }
+        let w = q as usize / 64;
+        if w >= self.paused.len() {
+            self.paused.resize(w + 1, 0);
+        }
+        self.paused[w] ^= 1 << (q % 64);
+        self.clock
+            .get_or_insert_with(|| PauseClock::new(0))
+            .set(q as usize, paused, now);
+        true
+    }
+}
+
+/// Per-hop flow control counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HopStats {
+    /// PAUSE frames sent.
+    pub pause_frames: u64,
+    /// RESUME frames sent.
+    pub resume_frames: u64,
+    /// Refresh frames sent.
+    pub refresh_frames: u64,
+    /// Frames lost on purpose (`lose_frames`).
+    pub frames_lost: u64,
+    /// Queues found paused longer than the watchdog bound (each pause episode counted once).
+    pub watchdog_alarms: u64,
+    /// The first alarm, described.
+    pub first_alarm: Option<String>,
+    /// BFC's switch counts, summed over switches.
+    pub bfc: bfcsim_schemes::bfc::BfcStats,
+}
+
+impl std::ops::Add for HopStats {
+    type Output = HopStats;
+    /// Two shards' counts together; the first alarm is the left one's, else the right one's.
+    fn add(self, o: HopStats) -> HopStats {
+        HopStats {
+            pause_frames: self.pause_frames + o.pause_frames,
+            resume_frames: self.resume_frames + o.resume_frames,
+            refresh_frames: self.refresh_frames + o.refresh_frames,
+            frames_lost: self.frames_lost + o.frames_lost,
+            watchdog_alarms: self.watchdog_alarms + o.watchdog_alarms,
+            first_alarm: self.first_alarm.or(o.first_alarm),
+            bfc: self.bfc + o.bfc,
+        }
+    }
+}
+
+/// Run-wide state of pausing: frame payloads in flight, counts, the watchdog.
+pub(super) struct HopState {
+    /// Bitmaps of refresh frames in flight, by the index in the frame's `seq`.
+    maps: Slots<Vec<u64>>,
+    pub(super) stats: HopStats,
+    /// When the first alarm was raised and its position in the watchdog's scan (switch ports, then hosts), to
+    /// pick the same first alarm among shards as one engine would.
+    first_alarm_at: Option<(Time, usize)>,
+    /// A watchdog event is pending.
+    watchdog_pending: bool,
+    /// The watchdog reports queues paused longer than this.
+    watchdog: Time,
+    /// The scheme pauses queues (per-hop flow control): the NICs check their queues' pause state.
+    pub(super) enabled: bool,
+}
+
+impl HopState {
+    pub(super) fn new() -> HopState {
+        HopState {
+            maps: Slots::default(),
+            stats: HopStats::default(),
+            first_alarm_at: None,
+            watchdog_pending: false,
+            watchdog: Time::MAX,
+            enabled: false,
+        }
+    }
+
+    /// Keeps a frame's bitmap (BFC's refresh) until the frame arrives; returns the index the frame carries.
+    pub(super) fn store_map(&mut self, map: Vec<u64>) -> u32 {
+        self.maps.insert(map)
+    }
+
+    /// Takes the bitmap stored at `index` back.
+    pub(super) fn take_map(&mut self, index: u32) -> Vec<u64> {
+        self.maps.take(index)
+    }
+}
+
+impl Shard {
+    /// Counts a PAUSE or RESUME frame a switch sends (refreshes are counted where they are built).
+    pub(super) fn count_frame(&mut self, kind: PacketKind) {
+        if kind == PacketKind::Pause {
+            self.hop.stats.pause_frames += 1;
+        } else {
+            self.hop.stats.resume_frames += 1;
+        }
+    }
+
+    /// Puts a hop-by-hop frame in switch `port`'s control queue.
+    pub(super) fn send_frame(&mut self, port: PortId, kind: PacketKind, seq: u64, size: u32) {
+        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+            unreachable!("only switches send per-hop frames")
+        };
+        let pkt = self.packets.alloc(Packet {
+            seq,
+            sent_at: self.now,
+            flow: FlowId(u32::MAX),
+            size,
+            payload: 0,
+            dst_host: u32::MAX,
+            src: self.switches[self.sw_ports[sp as usize].switch as usize].node,
+            hash: 0,
+            ce_bytes: 0,
+            kind,
+            class: 0,
+            ect: false,
+            ce: false,
+            incast: false,
+            upstream_q: 0,
+            in_port: 0,
+            hop_flags: 0,
+            queued_at: self.now,
+        });
+        self.counters.injected_pkts += 1;
+        self.counters.injected_bytes += size as u64;
+        let out = &mut self.sw_ports[sp as usize];
+        let s = out.switch as usize;
+        if let Err(reason) = self.switches[s]
+            .mmu
+            .admit(out.local as usize, 0, size as u64)
+        {
+            if kind == PacketKind::Refresh {
+                self.hop.take_map(seq as u32);
+            }
+            self.drop_packet(pkt, reason);
+            return;
+        }
+        out.queues.push(0, pkt, size);
+        self.kick(port);
+    }
+
+    /// Consumes a per-hop frame at the device it reached: counts it delivered and frees it; returns its fields.
+    pub(super) fn take_frame(&mut self, pkt: PacketId) -> Packet {
+        let p = *self.packets.get(pkt);
+        self.counters.delivered_pkts += 1;
+        self.counters.delivered_bytes += p.size as u64;
+        self.packets.free(pkt);
+        p
+    }
+
+    /// Pauses or resumes queues of switch port `sp`, the transmitter of `port`, keeping their clocks; serves the
+    /// port again if any queue was resumed.
+    pub(super) fn set_port_paused(
+        &mut self,
+        port: PortId,
+        sp: u32,
+        queues: impl IntoIterator<Item = (usize, bool)>,
+    ) {
+        let mut resumed = false;
+        for (q, paused) in queues {
+            let out = &mut self.sw_ports[sp as usize];
+            if q < out.queues.count() && out.queues.set_paused(q, paused) {
+                out.pause.set(q, paused, self.now);
+                resumed |= !paused;
+            }
+        }
+        self.pause_changed(sp);
+        if resumed {
+            self.kick(port);
+        }
+    }
+
+    /// Pauses or resumes NIC queues of host `h`; flows parked on a resumed queue may send again.
+    pub(super) fn set_nic_paused(&mut self, h: u32, queues: impl IntoIterator<Item = (u32, bool)>) {
+        let mut resumed = false;
+        for (q, paused) in queues {
+            resumed |= self.hosts[h as usize].nic.set_paused(q, paused, self.now) && !paused;
+        }
+        if resumed {
+            self.unpark(h);
+        }
+    }
+
+    /// Re-readies the parked flows of host `h` whose NIC queue is no longer paused.
+    fn unpark(&mut self, h: u32) {
+        let parked = std::mem::take(&mut self.hosts[h as usize].nic.parked);
+        let mut still = Vec::new();
+        for id in parked {
+            let slot = self.flows[id.idx()].slot;
+            if slot == NO_SLOT {
+                continue;
+            }
+            let a = &mut self.active[slot as usize];
+            if self.hosts[h as usize].nic.is_paused(a.nic_q) {
+                still.push(id);
+            } else {
+                a.parked = false;
+                self.make_ready(id);
+            }
+        }
+        self.hosts[h as usize].nic.parked.extend(still);
+    }
+
+    /// Whether flow `id` (of host `h`, in slot `slot`) must wait for its NIC queue; parks it if so.
+    #[inline]
+    pub(super) fn park_if_paused(&mut self, h: u32, id: FlowId, slot: usize) -> bool {
+        let a = &mut self.active[slot];
+        let nic = &mut self.hosts[h as usize].nic;
+        if !nic.is_paused(a.nic_q) {
+            return false;
+        }
+        if !a.parked {
+            a.parked = true;
+            nic.parked.push(id);
+        }
+        true
+    }
+
+    /// Keeps switch port `sp`'s "link paused" clock: packets waiting but none sendable.
+    #[inline]
+    pub(super) fn pause_changed(&mut self, sp: u32) {
+        let out = &mut self.sw_ports[sp as usize];
+        let blocked = !out.queues.is_empty() && !out.queues.has_ready();
+        out.pause.set_blocked(blocked, self.now);
+    }
+
+    /// Starts the watchdog, which reports every queue paused longer than `bound` (once per pause): its first
+    /// look is `bound / 2` from now.
+    pub(super) fn start_watchdog(&mut self, bound: Time) {
+        self.hop.watchdog = bound;
+        let at = self.now + bound / 2;
+        self.events.push(at, Event::Watchdog);
+        self.hop.watchdog_pending = true;
+    }
+
+    /// No event is pending but the watchdog's.
+    pub(crate) fn idle(&self) -> bool {
+        self.events.len() == usize::from(self.hop.watchdog_pending)
+    }
+
+    /// Reports every queue (switch or NIC) paused for longer than the bound, once per pause.
+    pub(super) fn watchdog(&mut self) {
+        let bound = self.hop.watchdog;
+        let now = self.now;
+        // (position in the scan, description)
+        let mut alarms = Vec::new();
+        for (i, sp) in self.sw_ports.iter_mut().enumerate() {
+            for (q, d) in sp.pause.overdue(now, bound) {
+                let node = self.switches[sp.switch as usize].node;
+                alarms.push((
+                    i,
+                    format!("switch {node} port {} queue {q} paused for {d}", sp.local),
+                ));
+            }
+        }
+        let ports = self.sw_ports.len();
+        for (h, host) in self.hosts.iter_mut().enumerate() {
+            if let Some(clock) = &mut host.nic.clock {
+                for (q, d) in clock.overdue(now, bound) {
+                    alarms.push((
+                        ports + h,
+                        format!("host {} NIC queue {q} paused for {d}", self.topo.hosts[h]),
+                    ));
+                }
+            }
+        }
+        self.hop.stats.watchdog_alarms += alarms.len() as u64;
+        if self.hop.stats.first_alarm.is_none()
+            && let Some((i, a)) = alarms.into_iter().next()
+        {
+            self.hop.stats.first_alarm = Some(format!("at {now}: {a}"));
+            self.hop.first_alarm_at = Some((now, i));
+        }
+        // Always re-armed: the run ([`crate::sim::Sim`]) ends when nothing but watchdogs is pending.
+        self.events.push(now + bound / 2, Event::Watchdog);
+    }
+
+    /// When and where in the watchdog's scan the first alarm was raised.
+    pub(crate) fn first_alarm_at(&self) -> Option<(Time, usize)> {
+        self.hop.first_alarm_at
+    }
+
+    /// Per-hop flow control counts so far.
+    pub fn hop_stats(&self) -> HopStats {
+        let mut stats = self.hop.stats.clone();
+        self.scheme_add_stats(&mut stats);
+        stats
+    }
+
+    /// How long switch port `sp` had packets but none it could send, up to now.
+    pub(super) fn port_blocked_time(&self, sp: u32) -> Time {
+        self.sw_ports[sp as usize].pause.blocked_time(self.now)
+    }
+
+    /// For switch port `port`: how long its link was paused (packets waiting, none sendable) and how long each
+    /// of its queues was paused, up to now.
+    pub fn port_pause_times(&self, port: PortId) -> Option<(Time, Vec<Time>)> {
+        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+            return None;
+        };
+        let c = &self.sw_ports[sp as usize].pause;
+        let per_queue = (0..self.sw_ports[sp as usize].queues.count())
+            .map(|q| c.paused_time(q, self.now))
+            .collect();
+        Some((c.blocked_time(self.now), per_queue))
+    }
+}

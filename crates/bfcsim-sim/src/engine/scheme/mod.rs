@@ -1,0 +1,255 @@
+//! The seam between the engine and the schemes that act inside the network (GUIDE §3.15): one interface,
+//! [`SchemeSide`], through which a scheme's switch side and NIC side see and act on packets at fixed points,
+//! dispatched through the [`Scheme`] enum with a `match`, so that every call is static and inlines.
+//!
+//! The engine moves packets and keeps time; it never asks which scheme runs. It calls the running scheme's
+//! side at these points, in this order for a packet's life:
+//!
+//! | point | engine call | when |
+//! |---|---|---|
+//! | setup | [`SchemeSide::init`] | once, after the network and congestion control exist |
+//! | NIC: a flow starts | [`SchemeSide::flow_started`] | the flow's sender is created at its source NIC; returns the flow's NIC queue |
+//! | NIC: scheduling | [`SchemeSide::may_send`] | before a flow joins its NIC's round and before each of its packets leaves |
+//! | switch: admission and enqueue | [`SchemeSide::enqueue`] | a packet that does not ride the control queue entered a switch and was routed; the scheme picks its queue, admits or refuses it, and queues it |
+//! | switch: dequeue | [`SchemeSide::dequeued`] | the port's scheduler took a packet out of its queue for transmission |
+//! | control-frame arrival | [`SchemeSide::frame`] | a per-hop frame (PAUSE, RESUME, refresh) reached the device at the far end of its link |
+//! | timers | [`SchemeSide::timer`] | the timer the scheme armed on a port ([`Shard::arm_scheme_timer`]) is due |
+//! | NIC: a flow ends | [`SchemeSide::flow_finished`] | every byte of the flow is acknowledged |
+//!
+//! Every method has a default that does what a network without the scheme does (queues that only drop), so a
+//! scheme implements just the points it acts at. Its state machines are sans-IO and live in `bfcsim-schemes`
+//! or `bfcsim-net` (BFC's [`bfcsim_schemes::bfc::BfcSwitch`], PFC's [`bfcsim_net::pfc::PfcIngress`]): handed
+//! `now` and an input, they answer with actions (a queue, a PAUSE to send, a drop), never touching the event
+//! queue. The module here is the scheme's engine side: it describes packets to its state machines and carries
+//! out their answers with the engine's helpers (pushing into a queue, [`Shard::send_frame`], pausing a queue,
+//! [`Shard::arm_scheme_timer`]). A scheme's timers are one event kind for all schemes, `SchemeTimer(port)`, at
+//! most one pending per port (a switch port or a host's NIC port); the scheme keeps its own deadlines behind it.
+//!
+//! # Adding a scheme
+//!
+//! A scheme is a variant of the `[flow_control]` configuration ([`crate::FlowControl`]), a module here whose
+//! state type implements [`SchemeSide`], and one line in the `schemes!` list below; the crate doc
+//! (`bfcsim_sim`) has a worked example. Unit-test the state machine alone (scripted inputs, no event loop),
+//! then the scheme end to end through `bfcsim_sim::Sim` (`crates/bfcsim-sim/tests`).
+
+mod bfc;
+mod pfc;
+
+use super::*;
+
+/// A packet entering a switch's egress queues, as [`SchemeSide::enqueue`] sees it.
+pub(super) struct Entry {
+    /// The switch (index into `Shard::switches`).
+    pub s: usize,
+    /// The switch port it came in through (index into `Shard::sw_ports`).
+    pub in_sp: u32,
+    /// The switch port routing chose (index into `Shard::sw_ports`).
+    pub out_sp: u32,
+    /// That port's id.
+    pub egress: PortId,
+    /// The packet.
+    pub pkt: PacketId,
+    /// A copy of it.
+    pub p: Packet,
+}
+
+/// A scheme's switch and NIC sides: what it does at each of the engine's fixed points (see the module doc for
+/// when each is called). Methods take the whole shard: the scheme reads what it needs (queues, the MMU, links)
+/// and acts through the engine's helpers; its own state is its variant of [`Scheme`] in `Shard::scheme`.
+pub(super) trait SchemeSide: Sized {
+    /// Builds the scheme's state for a shard whose network, flows and congestion control exist; may arm the
+    /// watchdog ([`Shard::start_watchdog`]) and timers.
+    fn init(sh: &mut Shard) -> Result<Self, String>;
+
+    /// Admission and enqueue of packet `e` at a switch: pick its queue, admit it into the buffer (or refuse it
+    /// with a reason, undoing anything the scheme did for it), and queue it ([`Shard::push_admitted`]). Packets
+    /// that ride the strict-priority control queue (per-hop frames, and ACKs, NACKs and CNPs with
+    /// `switch.ack_priority`) do not come here. On refusal the engine drops the packet.
+    #[inline]
+    fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
+        let queue = sh.data_queue_for(e.p.class, e.p.hash);
+        sh.admit_and_push(e, queue)
+    }
+
+    /// Packet `pkt` (data when `data`) left queue `queue` of switch port `sp`, whose link it is about to start
+    /// on; its buffer bytes are already released.
+    #[inline]
+    fn dequeued(_sh: &mut Shard, _sp: u32, _pkt: PacketId, _queue: usize, _data: bool) {}
+
+    /// A per-hop frame reached the device owning `port` (the upstream of the frame's sender). The scheme
+    /// consumes it ([`Shard::take_frame`], or drops it with a reason).
+    fn frame(_sh: &mut Shard, _port: PortId, _pkt: PacketId) {
+        unreachable!("per-hop frames exist only under a scheme that sends them")
+    }
+
+    /// The scheme timer of `port` (a switch port or a host's NIC port) is due.
+    fn timer(_sh: &mut Shard, _port: PortId) {}
+
+    /// A flow with 5-tuple hash `hash` and traffic class `class` starts at host `h`: returns its NIC queue (the
+    /// `upstreamQ` its packets carry, and what a pause of the NIC stops).
+    #[inline]
+    fn flow_started(_sh: &mut Shard, _h: u32, _hash: u64, _class: u8) -> u32 {
+        0
+    }
+
+    /// The flow on NIC queue `nic_q` of host `h` finished.
+    #[inline]
+    fn flow_finished(_sh: &mut Shard, _h: u32, _nic_q: u32) {}
+
+    /// Whether flow `id` (in slot `slot` of host `h`) may send now, as far as the scheme is concerned; the scheme
+    /// re-readies it ([`Shard::make_ready`]) when that changes.
+    #[inline]
+    fn may_send(_sh: &mut Shard, _h: u32, _id: FlowId, _slot: usize) -> bool {
+        true
+    }
+
+    /// Adds the scheme's end-of-run invariant violations to `v`.
+    fn violations(_sh: &Shard, _v: &mut Vec<String>) {}
+
+    /// Adds the scheme's own counts to `stats`.
+    fn add_stats(_sh: &Shard, _stats: &mut HopStats) {}
+
+    /// How long `port`'s link was paused up to now, for the flow-control report; `None` for a port that is
+    /// never paused. By default a switch port's time with packets waiting and none it could send.
+    fn link_paused_time(sh: &Shard, port: PortId) -> Option<Time> {
+        match sh.wires[port.idx()].owner {
+            Owner::Switch(sp) => Some(sh.port_blocked_time(sp)),
+            Owner::Host(_) => None,
+        }
+    }
+}
+
+/// No scheme in the network: queues only drop, NICs send whenever their flows may.
+pub(super) struct Plain;
+
+impl SchemeSide for Plain {
+    fn init(_sh: &mut Shard) -> Result<Self, String> {
+        Ok(Plain)
+    }
+}
+
+/// Declares the schemes: each line is `config variant => Scheme variant(state type)`, where the configuration
+/// variant is [`crate::FlowControl`]'s and the state type implements [`SchemeSide`]. Generates the [`Scheme`]
+/// enum, `Shard::init_scheme` and the `dispatch!` macro that calls a [`SchemeSide`] method of the running
+/// scheme (`$d` is the `$` token, so that the generated macro can have repetitions of its own).
+macro_rules! schemes {
+    ($d:tt $($config:ident => $variant:ident($side:ty)),* $(,)?) => {
+        /// The running scheme and its state; matched to dispatch [`SchemeSide`] calls.
+        pub(super) enum Scheme {
+            $(
+                #[allow(missing_docs)]
+                $variant($side),
+            )*
+        }
+
+        impl Shard {
+            /// Builds the configured scheme's state (after congestion control's).
+            pub(super) fn init_scheme(&mut self) -> Result<(), String> {
+                self.scheme = match self.params.flow_control {
+                    $(FlowControl::$config { .. } => Scheme::$variant(<$side>::init(self)?),)*
+                };
+                Ok(())
+            }
+        }
+
+        /// Calls `SchemeSide::$method($sh, args...)` of the running scheme.
+        macro_rules! dispatch {
+            ($sh:expr, $method:ident($d($arg:expr),*)) => {
+                match $sh.scheme {
+                    $(Scheme::$variant(_) => <$side as SchemeSide>::$method($sh, $d($arg),*),)*
+                }
+            };
+        }
+    };
+}
+
+schemes! { $
+    None => Plain(Plain),
+    Bfc => Bfc(bfc::Bfc),
+    Pfc => Pfc(pfc::Pfc),
+}
+
+impl Shard {
+    /// [`SchemeSide::enqueue`] of the running scheme.
+    #[inline]
+    pub(super) fn scheme_enqueue(&mut self, e: &Entry) -> Result<(), DropReason> {
+        dispatch!(self, enqueue(e))
+    }
+
+    /// [`SchemeSide::dequeued`] of the running scheme.
+    #[inline]
+    pub(super) fn scheme_dequeued(&mut self, sp: u32, pkt: PacketId, queue: usize, data: bool) {
+        dispatch!(self, dequeued(sp, pkt, queue, data))
+    }
+
+    /// [`SchemeSide::frame`] of the running scheme.
+    pub(super) fn scheme_frame(&mut self, port: PortId, pkt: PacketId) {
+        dispatch!(self, frame(port, pkt))
+    }
+
+    /// [`SchemeSide::flow_started`] of the running scheme.
+    #[inline]
+    pub(super) fn scheme_flow_started(&mut self, h: u32, hash: u64, class: u8) -> u32 {
+        dispatch!(self, flow_started(h, hash, class))
+    }
+
+    /// [`SchemeSide::flow_finished`] of the running scheme.
+    #[inline]
+    pub(super) fn scheme_flow_finished(&mut self, h: u32, nic_q: u32) {
+        dispatch!(self, flow_finished(h, nic_q))
+    }
+
+    /// [`SchemeSide::may_send`] of the running scheme.
+    #[inline]
+    pub(super) fn scheme_may_send(&mut self, h: u32, id: FlowId, slot: usize) -> bool {
+        dispatch!(self, may_send(h, id, slot))
+    }
+
+    /// [`SchemeSide::violations`] of the running scheme.
+    pub(super) fn scheme_violations(&self, v: &mut Vec<String>) {
+        dispatch!(self, violations(v))
+    }
+
+    /// [`SchemeSide::add_stats`] of the running scheme.
+    pub(super) fn scheme_add_stats(&self, stats: &mut HopStats) {
+        dispatch!(self, add_stats(stats))
+    }
+
+    /// How long `port`'s link was paused up to now, for the flow-control report: under PFC the time any priority
+    /// of its transmitter (a switch port or a NIC) was paused by the device downstream, what `pfc.txt` shows;
+    /// otherwise the time a switch port had packets but none it could send (BFC pauses single queues). `None`
+    /// for a port that is never paused.
+    pub fn link_paused_time(&self, port: PortId) -> Option<Time> {
+        dispatch!(self, link_paused_time(port))
+    }
+
+    /// The time the scheme timer of `port` is due (`Time::MAX`: none pending).
+    fn scheme_timer_at(&mut self, port: PortId) -> &mut Time {
+        match self.wires[port.idx()].owner {
+            Owner::Switch(sp) => &mut self.sw_ports[sp as usize].timer_at,
+            Owner::Host(h) => &mut self.hosts[h as usize].timer_at,
+        }
+    }
+
+    /// Arms the scheme timer of `port` (a switch port or a host's NIC port) at `at`, unless it is already due
+    /// no later. One `SchemeTimer` event is pending per port at most in effect: an earlier arming supersedes a
+    /// later one, which then fires as a no-op (GUIDE §3.6).
+    pub(super) fn arm_scheme_timer(&mut self, port: PortId, at: Time) {
+        let due = self.scheme_timer_at(port);
+        if at < *due {
+            *due = at;
+            self.events.push(at, Event::SchemeTimer(port));
+        }
+    }
+
+    /// A `SchemeTimer` event of `port` fired: the scheme's [`SchemeSide::timer`] runs if it is the live one.
+    pub(super) fn fire_scheme_timer(&mut self, port: PortId) {
+        let now = self.now;
+        let due = self.scheme_timer_at(port);
+        if *due != now {
+            return;
+        }
+        *due = Time::MAX;
+        dispatch!(self, timer(port))
+    }
+}
