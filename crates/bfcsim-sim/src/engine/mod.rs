@@ -17,6 +17,7 @@ mod rate;
 mod scheme;
 
 pub use pause::HopStats;
+pub(crate) use pause::find_cycle;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -238,6 +239,21 @@ struct FlowInfo {
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// What the fingerprint keeps of packet `p` starting on `port` at `now`: a hash of the time, the port (and so
+/// the node), the flow, the sequence number, the kind and the size. A refresh frame's `seq` is the index of its
+/// bitmap in the sending shard's side table, which depends on the threads, so it is left out.
+#[inline]
+fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
+    let seq = if p.kind == PacketKind::Refresh {
+        0
+    } else {
+        p.seq
+    };
+    let mut h = rng::mix64(now.0 ^ (u64::from(port.0) << 44));
+    h = rng::mix64(h ^ seq);
+    rng::mix64(h ^ (u64::from(p.flow.0) << 32 | u64::from(p.size) << 8 | p.kind as u64))
+}
+
 /// The sending side of a running flow: its transport half, congestion controller and NIC state. It lives at
 /// the source host from the flow's start until every byte is acknowledged.
 struct Active {
@@ -373,6 +389,13 @@ pub struct Shard {
     single_packet_delay: LogHistogram,
     /// Rate-based CC's run-wide state: which of its mechanisms run, the INT side slab, the CC timers.
     rate: rate::RateState,
+    /// The run's fingerprint so far: the wrapping sum over every transmission on a link of a hash of what was
+    /// sent where and when ([`Shard::transmit`]). A sum does not depend on the order of its terms, so the
+    /// shards' fingerprints add up to the same value whatever the number of threads.
+    fingerprint: u64,
+    /// Data packets that brought their receiver bytes it did not have: a run whose count stops growing while
+    /// flows remain makes no progress ([`crate::sim::Sim::progress`]).
+    progress: u64,
 }
 
 impl Shard {
@@ -597,6 +620,8 @@ impl Shard {
             },
             flows_done: 0,
             counters: Counters::default(),
+            fingerprint: 0,
+            progress: 0,
             drops: [0; DropReason::ALL.len()],
             data_base,
             queues_per_class: per_class as u64,
@@ -822,6 +847,9 @@ impl Shard {
         let arrive = end + w.delay;
         w.tx_bytes += size as u64;
         self.counters.hops += 1;
+        self.fingerprint =
+            self.fingerprint
+                .wrapping_add(hop_hash(self.now, port, self.packets.get(pkt)));
         if w.remote != LOCAL {
             self.post(port, arrive, pkt);
             return;
@@ -1305,6 +1333,8 @@ impl Shard {
         let receiver = &mut self.inbound[slot].receiver;
         if p.seq + (p.payload as u64) <= receiver.rcv_nxt() {
             self.counters.duplicates += 1;
+        } else {
+            self.progress += 1;
         }
         let reply = receiver.handle_data(p.seq, p.payload, p.ce);
         if receiver.rcv_nxt() == size {
@@ -1469,6 +1499,14 @@ impl Shard {
     /// Counters so far.
     pub fn counters(&self) -> Counters {
         self.counters
+    }
+    /// This shard's part of the run's fingerprint ([`crate::sim::Sim::fingerprint`]).
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+    /// Data packets that brought their receiver new bytes, so far.
+    pub(crate) fn progress(&self) -> u64 {
+        self.progress
     }
     /// Drops so far, by reason.
     pub fn drops(&self) -> Vec<(DropReason, u64)> {
