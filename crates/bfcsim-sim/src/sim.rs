@@ -1,4 +1,4 @@
-//! A run split across threads: conservative synchronous windows over shards of the network (GUIDE §3.4).
+//! A run split across threads: conservative synchronous windows over shards of the network.
 //!
 //! The nodes are divided among shards ([`crate::engine::Shard`]), each a complete engine that handles the
 //! events of the ports, switches and hosts it owns. A packet sent on a link whose far end belongs to another

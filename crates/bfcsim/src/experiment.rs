@@ -370,7 +370,7 @@ impl Default for RunConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
     /// The ideal FCT slowdowns divide by: `exact` (alone on the idle network, slowdown 1 for a lone flow),
-    /// `bfc_artifact` or `hpcc` (GUIDE §2 and §6).
+    /// `bfc_artifact` or `hpcc`.
     pub ideal: Ideal,
     /// Size buckets of the table: BFC's (`bfc_google`, `bfc_hadoop`), `{ equal_count = { n = 20 } }` or edges.
     pub buckets: BucketScheme,

@@ -1,4 +1,4 @@
-//! The engine: one event queue driving links, switch egress ports and host NICs (GUIDE §3.4–3.7).
+//! The engine: one event queue driving links, switch egress ports and host NICs.
 //!
 //! Each port keeps the packets on its wire in a ring and has at most two pending events: the arrival of the
 //! wire's head packet (`Deliver`) and, only while packets wait behind the one being serialized, the end of
