@@ -1,7 +1,7 @@
 //! Issue 16: a run that stops making progress ends with a diagnosis and a non-zero exit, never a hang. The
 //! fabric of `experiments/pfc-ring-deadlock.toml` deadlocks under PFC (a cyclic buffer dependency); the run
 //! names the cycle of paused ports, exits with status 5 and still writes its outputs, `run.json` saying why
-//! it stopped.
+//! it stopped; in a sweep it counts as an unsound run (status 3).
 
 mod common;
 
@@ -29,4 +29,27 @@ fn a_pfc_deadlock_ends_with_the_cycle_named_and_status_5() {
         info.contains("\"stalled\": \"the run stalled at "),
         "{info}"
     );
+}
+
+#[test]
+fn a_stalled_run_in_a_sweep_counts_as_unsound() {
+    let dir = TempDir::new("stall-sweep");
+    let out = dir.join("out");
+    let experiment = workspace_root().join("experiments/pfc-ring-deadlock.toml");
+    let run = bfcsim(&[
+        "run",
+        s(&experiment),
+        "--sweep",
+        "seed=1,2",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(run.code, Some(3), "{}\n{}", run.stdout, run.stderr);
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "violations").unwrap();
+    for line in lines {
+        assert_eq!(line.split(',').nth(col), Some("1"), "{csv}");
+    }
 }
