@@ -1,5 +1,5 @@
 //! The event queue: small `Copy` events ordered by time, simultaneous ones in an order fixed by what they are
-//! (GUIDE §3.4).
+//!.
 //!
 //! Events due at the same picosecond pop in the order of their packed bits ([`EventBits`]: kind and
 //! component) scrambled by a mask drawn from that time, and equal events in push order. Ordering by what an

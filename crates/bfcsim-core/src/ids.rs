@@ -1,4 +1,4 @@
-//! Typed indices into the simulator's arenas (GUIDE §3.7): a `PortId` can never be used where a `NodeId` is meant.
+//! Typed indices into the simulator's arenas: a `PortId` can never be used where a `NodeId` is meant.
 
 use std::fmt;
 

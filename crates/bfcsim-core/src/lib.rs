@@ -1,6 +1,6 @@
 //! Simulation core of bfcsim, the bottom layer every other crate builds on.
 //!
-//! Layers (GUIDE §3.1), each crate depending only on the ones above it in this list:
+//! Layers, each crate depending only on the ones above it in this list:
 //!
 //! 1. `bfcsim-core` (this crate): [`Time`] in integer picoseconds, unit newtypes ([`Bytes`], [`Rate`]),
 //!    typed ids, the [`EventQueue`] ordered by time then by what the event is and per-component RNG streams ([`rng`]).

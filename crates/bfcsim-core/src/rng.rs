@@ -1,4 +1,4 @@
-//! Seeded random-number streams, one per component (GUIDE §3.11).
+//! Seeded random-number streams, one per component.
 //!
 //! Every component that draws random numbers (a workload generator, a switch's ECMP hash seed, a RED marker)
 //! gets its own stream derived from (master seed, component id). Adding a component, or drawing more numbers in

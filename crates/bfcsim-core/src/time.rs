@@ -1,4 +1,4 @@
-//! Simulated time as integer picoseconds (GUIDE §3.10).
+//! Simulated time as integer picoseconds.
 //!
 //! One type serves for instants and durations: a byte at 100 Gb/s is exactly 80 ps and at 400 Gb/s 20 ps, so
 //! no timing arithmetic ever needs floating point, and runs are bit-identical on every machine.

@@ -1,4 +1,4 @@
-//! Builders for the reference fabrics (GUIDE §4). Hosts are created first, then each switch's host-facing
+//! Builders for the reference fabrics. Hosts are created first, then each switch's host-facing
 //! ports, then its uplinks, so a switch's local port numbers run downlinks first: BCC's "every 8 ports share a
 //! pool" then groups a leaf's 16 down ports into two pools and its 8 up ports into a third (BCC §V-B).
 

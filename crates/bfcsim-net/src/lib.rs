@@ -1,5 +1,5 @@
-//! Network model of bfcsim (layer 2 of GUIDE §3.1): the pieces a simulated fabric is made of, each a plain data
-//! structure or pure module that can be tested without the event loop.
+//! Network model of bfcsim (layer 2 of those `bfcsim_core` lists): the pieces a simulated fabric is made of,
+//! each a plain data structure or pure module that can be tested without the event loop.
 //!
 //! - [`topology`]: nodes, ports and links; [`build`] makes the reference fabrics (leaf-spine, fat-tree, star,
 //!   dumbbell) and [`import`] reads HPCC's `topology.txt`.

@@ -1,4 +1,4 @@
-//! The shared-buffer memory management unit of a switch (BCC §II-B, GUIDE §3.9), as a pure module:
+//! The shared-buffer memory management unit of a switch (BCC §II-B), as a pure module:
 //! `admit` / `release`, tested without the event loop.
 //!
 //! Each egress queue owns a static reserve; bytes beyond it come from the shared pool its port belongs to. A

@@ -1,4 +1,4 @@
-//! Typed packets (GUIDE §3.8) in a slab with a free list (§3.7). Queues and links hold [`PacketId`]s; a packet
+//! Typed packets in a slab with a free list (§3.7). Queues and links hold [`PacketId`]s; a packet
 //! is written once when created and freed when it is delivered or dropped.
 
 use bfcsim_core::{FlowId, NodeId, PacketId, Time};

@@ -1,4 +1,4 @@
-//! Priority Flow Control (IEEE 802.1Qbb) on the shared-buffer switch, as a pure module (GUIDE §3.9): ingress
+//! Priority Flow Control (IEEE 802.1Qbb) on the shared-buffer switch, as a pure module: ingress
 //! accounting with `admit` / `release` / `should_pause` / `should_resume`, and the upstream's pause state, tested
 //! without the event loop.
 //!

@@ -1,4 +1,4 @@
-//! The congestion-control contract and the enum that stores every algorithm (GUIDE §3.3): the trait says what
+//! The congestion-control contract and the enum that stores every algorithm: the trait says what
 //! an algorithm must answer; the enum, matched directly, keeps calls static and inlinable.
 
 use bfcsim_core::{Bytes, Rate, Time};
@@ -45,7 +45,7 @@ pub struct AckSignal {
     pub int: IntStack,
 }
 
-/// The contract every congestion controller fulfils: sans-IO (GUIDE §3.2), it is told `now` and an input and
+/// The contract every congestion controller fulfils: sans-IO, it is told `now` and an input and
 /// answers with a window and a pacing rate; it never sees the event queue.
 ///
 /// # Call order (the engine's side of the contract)
@@ -53,7 +53,7 @@ pub struct AckSignal {
 /// 1. Flow start: [`CcConfig::instantiate`].
 /// 2. Timers: whenever `now >= next_timer()`, call [`on_timer(now)`](CongestionControl::on_timer) before
 ///    anything else at `now`. Keep one pending wake-up per flow at `next_timer()` (re-read it after *every*
-///    call below, since any input may move it) and drop stale wake-ups lazily (GUIDE §3.6). Calling late, or
+///    call below, since any input may move it) and drop stale wake-ups lazily. Calling late, or
 ///    more than once, is harmless: every input method first fires, in time order and each at its own
 ///    scheduled time, all timers due at or before its `now` (timers due exactly at `now` fire before the
 ///    input).

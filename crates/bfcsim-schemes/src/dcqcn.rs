@@ -31,7 +31,7 @@
 //! - `window`: HPCC's ns-3 can cap the bytes in flight (`HAS_WIN`, `VAR_WIN`; run.py's `dcqcn_vwin`):
 //!   one BDP, or `BDP·Rc/line rate` (`RdmaQueuePair::GetWin` with `m_var_win`).
 //!
-//! Timers are lazy (GUIDE §3.6): every input first replays, in time order and each at its scheduled time,
+//! Timers are lazy: every input first replays, in time order and each at its scheduled time,
 //! the timer events due at or before its `now`; [`CongestionControl::next_timer`] reports only the events that
 //! can change the rate (a pending rate-decrease check, an increase while below line rate), so α updates cost
 //! no wake-ups. On a tie the α update comes first, then the increase, then the decrease check (ns-3 runs

@@ -1,4 +1,4 @@
-//! Protocol state machines of bfcsim (layer 3 of GUIDE §3.1). Each is sans-IO (GUIDE §3.2): it is handed `now`
+//! Protocol state machines of bfcsim (layer 3 of those `bfcsim_core` lists). Each is sans-IO: it is handed `now`
 //! and an input (`on_ack`, `on_cnp`, `on_send`, `on_timer`, `on_loss`, `on_timeout`, or a received packet's
 //! fields) and answers with a window, a rate or an action; it never sees the event queue, so it is unit-tested
 //! by scripting inputs.

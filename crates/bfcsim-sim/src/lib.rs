@@ -1,4 +1,4 @@
-//! The bfcsim engine (layer 4 of GUIDE §3.1): switches, links and NICs from `bfcsim-net` wired to the
+//! The bfcsim engine (layer 4 of those `bfcsim_core` lists): switches, links and NICs from `bfcsim-net` wired to the
 //! protocol state machines of `bfcsim-schemes`, driven by one event queue.
 //!
 //! [`Sim::new`] takes a topology, a start-sorted flow list and [`SimParams`] ([`Sim::with_threads`] splits the
@@ -11,7 +11,7 @@
 //! Schemes that act at switches and NICs (BFC, PFC) sit behind one interface, the `SchemeSide` trait of
 //! `src/engine/scheme/mod.rs`, chosen by the `[flow_control]` section ([`FlowControl`]). The engine moves
 //! packets and keeps time; at fixed points it calls the running scheme, dispatched by a `match` on the `Scheme`
-//! enum so that calls are static and inline (GUIDE §3.3, §3.15):
+//! enum so that calls are static and inline:
 //!
 //! - `init`: once, when the shard's network and congestion control exist;
 //! - switch side: `enqueue` (a packet that does not ride the control queue entered a switch and was routed:

@@ -1,4 +1,4 @@
-//! A run split across threads: conservative synchronous windows over shards of the network (GUIDE §3.4).
+//! A run split across threads: conservative synchronous windows over shards of the network.
 //!
 //! The nodes are divided among shards ([`crate::engine::Shard`]), each a complete engine that handles the
 //! events of the ports, switches and hosts it owns. A packet sent on a link whose far end belongs to another
@@ -251,6 +251,105 @@ impl Sim {
             .iter()
             .map(Shard::counters)
             .fold(Counters::default(), |a, b| a + b)
+    }
+    /// The run's fingerprint so far: a 64-bit hash over every packet's start on every link (time, port, flow,
+    /// sequence number, kind, size), folded by a wrapping sum, so that it is the same for any number of threads.
+    /// Any change of behaviour changes it (OMNeT++'s fingerprints).
+    pub fn fingerprint(&self) -> u64 {
+        self.shards
+            .iter()
+            .fold(0u64, |a, s| a.wrapping_add(s.fingerprint()))
+    }
+    /// A count that grows while the run makes progress: data packets that brought their receiver bytes it did
+    /// not have, and flows completed. Whatever the scheme, a run in which it stops growing while flows remain
+    /// is stuck (deadlocked, or livelocked in retransmissions that never get through).
+    pub fn progress(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.progress() + s.flows_done() as u64)
+            .sum()
+    }
+    /// Why the run makes no progress, for a user: the cycle of switch ports that wait for each other (a
+    /// deadlock: each holds packets in a queue the next one's switch paused, BFC App. B), else the ports with
+    /// paused queues holding packets; then the unfinished flows (the first few).
+    pub fn stall_diagnosis(&self) -> String {
+        let mut edges = Vec::new();
+        self.shards.iter().for_each(|s| s.wait_edges(&mut edges));
+        let name = |p: PortId| self.of_port(p).describe_port(p);
+        let topo = self.topology();
+        let is_switch =
+            |p: PortId| topo.nodes[topo.ports[p.idx()].node.idx()].kind == NodeKind::Switch;
+        let mut text = match crate::engine::find_cycle(&mut edges) {
+            Some(cycle) => {
+                // The cycle alternates a paused port and the ingress of the device that paused it; the paused
+                // ports tell the story.
+                let mut ports: Vec<String> = cycle
+                    .iter()
+                    .filter(|&&p| {
+                        edges
+                            .iter()
+                            .any(|&(a, b)| a == p && b == topo.ports[p.idx()].peer)
+                    })
+                    .map(|&p| name(p))
+                    .collect();
+                ports.push(ports[0].clone());
+                format!(
+                    "deadlock: a cyclic buffer dependency, each port holding packets in a queue paused by the \
+                     next one's switch: {}",
+                    ports.join(" -> ")
+                )
+            }
+            None => {
+                let mut paused: Vec<PortId> = edges
+                    .iter()
+                    .filter(|&&(a, b)| b == topo.ports[a.idx()].peer && is_switch(a))
+                    .map(|&(a, _)| a)
+                    .collect();
+                paused.dedup();
+                if paused.is_empty() {
+                    "no queue is paused".to_string()
+                } else {
+                    let n = paused.len();
+                    let shown: Vec<String> = paused.into_iter().take(8).map(name).collect();
+                    format!(
+                        "{n} switch port{} hold packets in paused queues: {}{}",
+                        if n == 1 { "" } else { "s" },
+                        shown.join("; "),
+                        if n > 8 { "; ..." } else { "" }
+                    )
+                }
+            }
+        };
+        let unfinished: Vec<FlowId> = (0..self.flow_count())
+            .map(FlowId::from_idx)
+            .filter(|&id| self.flow(id).3.is_none() && self.flow(id).0.start <= self.now())
+            .collect();
+        let shown: Vec<String> = unfinished
+            .iter()
+            .take(5)
+            .map(|&id| {
+                let spec = self.flow(id).0;
+                format!(
+                    "flow {} (host {} to host {}, {} of {} B acknowledged)",
+                    id.0,
+                    spec.src,
+                    spec.dst,
+                    self.flow_acked(id),
+                    spec.size.0
+                )
+            })
+            .collect();
+        text += &format!(
+            "; {} started flow{} unfinished{}{}",
+            unfinished.len(),
+            if unfinished.len() == 1 { "" } else { "s" },
+            if shown.is_empty() { "" } else { ": " },
+            shown.join(", ")
+        );
+        if unfinished.len() > shown.len() {
+            text += ", ...";
+        }
+        text
     }
     /// Packets dropped, by reason.
     pub fn drops(&self) -> Vec<(DropReason, u64)> {

@@ -1,4 +1,4 @@
-//! Per-flow retransmission timers without one heap entry per re-arm (GUIDE §3.6).
+//! Per-flow retransmission timers without one heap entry per re-arm.
 //!
 //! Most deadlines are `now + rto_min`, so they arrive in nondecreasing order and go in a FIFO (O(1) push and
 //! pop); the rest (backed-off or RTT-derived timeouts) go in a small heap. A flow keeps at most one entry:

@@ -4,7 +4,7 @@
 mod common;
 
 use bfcsim_core::rng::{Stream, stream};
-use bfcsim_core::{Bytes, FlowSpec, NodeId, Rate, Time};
+use bfcsim_core::{FlowSpec, NodeId, Rate, Time};
 use bfcsim_net::build::{Build, Star};
 use bfcsim_net::{NodeKind, Topology};
 use bfcsim_schemes::bfc::{Assignment, BfcConfig};
@@ -179,36 +179,10 @@ fn refresh_repairs_lost_pause_and_resume_frames() {
     );
 }
 
-/// Seven switches in a ring, a host on each, every host sending to the host three switches clockwise: the
-/// backpressure graph has a cycle (App. B). One queue per port makes the dependency bite.
+/// [`common::ring_traffic`] under BFC: the backpressure graph has a cycle (App. B). One queue per port makes
+/// the dependency bite.
 fn ring_deadlock(deadlock_prevention: bool) -> Sim {
-    let n = 7;
-    let mut t = Topology::new();
-    let sw: Vec<NodeId> = (0..n).map(|_| t.add_node(NodeKind::Switch)).collect();
-    for i in 0..n {
-        t.connect(sw[i], sw[(i + 1) % n], Rate::gbps(100), Time::from_us(1));
-    }
-    for &s in &sw {
-        let h = t.add_node(NodeKind::Host);
-        t.connect(h, s, Rate::gbps(100), Time::from_us(1));
-    }
-    t.finish();
-    let host = |i: usize| t.hosts[i % n].0;
-    let flows: Vec<FlowSpec> = (0..n)
-        .flat_map(|i| {
-            (0..3).map(move |k| FlowSpec {
-                src: NodeId(host(i)),
-                dst: NodeId(host(i + 3)),
-                size: Bytes(5_000_000),
-                start: Time::from_us(k),
-                class: 0,
-                incast: false,
-                group: None,
-            })
-        })
-        .collect();
-    let mut sorted = flows;
-    sorted.sort_by_key(|f| f.start);
+    let (t, sorted) = common::ring_traffic();
     let cfg = BfcConfig {
         assignment: Assignment::Single,
         deadlock_prevention,
@@ -237,6 +211,12 @@ fn cyclic_buffer_dependency_deadlocks_without_app_b_table() {
     stuck.run_until(Time::from_ms(20));
     assert_eq!(acked(&stuck), before, "a deadlock makes no progress");
     eprintln!("without App. B: {}", h.first_alarm.unwrap_or_default());
+    let diagnosis = stuck.stall_diagnosis();
+    eprintln!("{diagnosis}");
+    assert!(
+        diagnosis.starts_with("deadlock: a cyclic buffer dependency"),
+        "{diagnosis}"
+    );
     // With the table every flow completes. Queues may still wait long (one FIFO per port, and the elided pair
     // is lossy), so the watchdog is not asked to stay silent here.
     // Drops on the lossy pair cost go-back-N rounds, so completion takes longer than the 15 ms the deadlocked

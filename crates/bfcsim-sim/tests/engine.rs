@@ -191,7 +191,7 @@ fn shares(n: u32, queues: u32, distinct_queues: bool) -> Vec<f64> {
 
 #[test]
 fn long_flows_into_one_receiver_get_equal_shares() {
-    // GUIDE §5: N long flows on one fair-queued bottleneck each get C/N (DRR over a queue per flow).
+    // N long flows on one fair-queued bottleneck each get C/N (DRR over a queue per flow).
     for n in [2u32, 4, 8] {
         let fq = shares(n, 64, true);
         println!("n={n}: fair-queued {fq:.4?}");

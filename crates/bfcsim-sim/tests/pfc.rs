@@ -186,3 +186,37 @@ fn acks_share_the_data_queue_and_its_pfc_accounting_without_ack_priority() {
         "the last ACK waits behind the incast: {t_fifo} vs {t_prio}"
     );
 }
+
+/// A cyclic buffer dependency under PFC ([`ring_traffic`], flows at line rate without congestion control,
+/// one priority): every ring port ends up paused by the next switch, whose ingress is full of packets waiting
+/// for its own paused ring port. The run makes no progress, and the diagnosis names the cycle, every ring
+/// switch in it.
+#[test]
+fn cyclic_buffer_dependency_deadlocks_and_the_diagnosis_names_the_cycle() {
+    let (topo, flows) = ring_traffic();
+    let mut sim = Sim::new(topo, &flows, with_pfc(params(no_cc()))).unwrap();
+    sim.run_until(Time::from_ms(2));
+    let before = sim.progress();
+    sim.run_until(Time::from_ms(4));
+    assert_eq!(sim.progress(), before, "a deadlock makes no progress");
+    assert!(sim.flows_done() < flows.len());
+    assert!(
+        sim.check_invariants().is_empty(),
+        "{:?}",
+        sim.check_invariants()
+    );
+    let diagnosis = sim.stall_diagnosis();
+    println!("{diagnosis}");
+    assert!(
+        diagnosis.starts_with("deadlock: a cyclic buffer dependency"),
+        "{diagnosis}"
+    );
+    let cycle = diagnosis.split(" -> ").count() - 1;
+    assert_eq!(cycle, 7, "the seven ring ports: {diagnosis}");
+    for s in 0..7 {
+        assert!(
+            diagnosis.contains(&format!("switch {s} port")),
+            "{diagnosis}"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! `bfcsim bench`: speed on the reference scenario (GUIDE §4 CLOS-128, Google workload at 60% + 5% incast,
+//! `bfcsim bench`: speed on the reference scenario (CLOS-128, Google workload at 60% + 5% incast,
 //! DCTCP acknowledging every packet), reported as events/s, packet-hops/s, wall time and peak memory.
 
 use std::path::Path;

@@ -208,7 +208,8 @@ pub struct Digest {
     pub retransmitted: u64,
     /// Packets the NICs created.
     pub injected: u64,
-    /// End-of-run invariant violations.
+    /// End-of-run invariant violations, one more if the run stalled (`run.stall_after`): either makes the
+    /// run unsound, and a sweep that had one exits with status 3.
     pub violations: usize,
 }
 
@@ -287,7 +288,7 @@ impl Digest {
             timeouts: out.counters.timeouts,
             retransmitted: out.counters.retransmits,
             injected: out.counters.injected_pkts,
-            violations: out.violations.len(),
+            violations: out.violations.len() + usize::from(out.stalled.is_some()),
         }
     }
 

@@ -323,7 +323,17 @@ pub struct RunConfig {
     /// synchronise every link delay. The results are identical for any number; it only changes the speed.
     /// One when the run cannot be split (no link delay, or `switch.drop_notification`).
     pub threads: usize,
+    /// A run in which flows have started but none has made progress (no data packet brought its receiver new
+    /// bytes, no flow completed) for this long is stuck, deadlocked or livelocked, whatever the scheme: it
+    /// ends there with a diagnosis (`Sim::stall_diagnosis`) and a non-zero exit status. Default
+    /// [`DEFAULT_STALL_AFTER`]. (Not serialized when unset, so that the run keys of existing run stores stay.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_after: Option<Time>,
 }
+
+/// `run.stall_after` when unset: far above any wait of a healthy run (a retransmission timeout and its
+/// back-offs, BFC's deepest pause), far below the default run length.
+pub const DEFAULT_STALL_AFTER: Time = Time::from_ms(100);
 
 impl RunConfig {
     /// Checks each value for its domain.
@@ -337,6 +347,9 @@ impl RunConfig {
         if self.max_time == Some(Time::ZERO) {
             return Err("run.max_time = 0ps must be positive".into());
         }
+        if self.stall_after == Some(Time::ZERO) {
+            return Err("run.stall_after = 0ps must be positive".into());
+        }
         Ok(())
     }
 }
@@ -347,6 +360,7 @@ impl Default for RunConfig {
             max_time: None,
             sample_interval: Time::from_us(10),
             threads: 1,
+            stall_after: None,
         }
     }
 }
@@ -356,7 +370,7 @@ impl Default for RunConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
     /// The ideal FCT slowdowns divide by: `exact` (alone on the idle network, slowdown 1 for a lone flow),
-    /// `bfc_artifact` or `hpcc` (GUIDE §2 and §6).
+    /// `bfc_artifact` or `hpcc`.
     pub ideal: Ideal,
     /// Size buckets of the table: BFC's (`bfc_google`, `bfc_hadoop`), `{ equal_count = { n = 20 } }` or edges.
     pub buckets: BucketScheme,

@@ -1,4 +1,4 @@
-//! bfcsim's top layer (GUIDE §3.1): experiment files, the runner that connects a workload, the engine and the
+//! bfcsim's top layer: experiment files, the runner that connects a workload, the engine and the
 //! metrics, and the command line. `bfcsim run EXPERIMENT.toml` is [`experiment::ExperimentConfig`] +
 //! [`runner::prepare`] + [`runner::simulate`]. Sweeps and reproduced figures go through the resumable run store
 //! ([`store`], each run's [`digest`]); a figure of a paper is a definition ([`figure`]) that [`reproduce`] runs

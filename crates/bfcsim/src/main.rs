@@ -669,5 +669,12 @@ fn execute(
         }
         return Ok(ExitCode::from(3));
     }
+    if let Some(why) = &outcome.stalled {
+        eprintln!("error: {why}");
+        return Ok(ExitCode::from(RUN_STALLED));
+    }
     Ok(ExitCode::SUCCESS)
 }
+
+/// Exit status of a run that stopped making progress (`run.stall_after`).
+const RUN_STALLED: u8 = 5;

@@ -259,7 +259,11 @@ struct RunInfo<'a> {
     base_rtt_ns: f64,
     initial_window_bytes: u64,
     counters: CountersJson,
+    /// The run's fingerprint (`Sim::fingerprint`), 16 hex digits: equal for equal behaviour.
+    fingerprint: String,
     invariant_violations: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stalled: Option<&'a str>,
     wall_seconds: f64,
 }
 
@@ -326,7 +330,9 @@ pub fn write_outputs(
             duplicate_packets: c.duplicates,
             timeouts: c.timeouts,
         },
+        fingerprint: format!("{:016x}", out.fingerprint),
         invariant_violations: &out.violations,
+        stalled: out.stalled.as_deref(),
         wall_seconds: out.wall_secs,
     };
     crate::store::write_json(&dir.join(RUN_JSON), &info)

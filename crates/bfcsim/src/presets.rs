@@ -128,7 +128,7 @@ pub const PRESETS: &[Preset] = &[
     },
     Preset {
         name: "bfc-artifact",
-        summary: "BFC as the authors' public ns-3 code runs it (GUIDE §2; docs/FIDELITY.md)",
+        summary: "BFC as the authors' public ns-3 code runs it (docs/FIDELITY.md)",
         config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nthreshold = \"artifact\"\n\
                  sticky = \"6us\"\nflow_table_per_queue = 200\nframe_size = 156\n\
                  [switch]\nqueues_per_port = 31\nscheduler = \"round-robin\"\nunlimited_buffer = true\n\

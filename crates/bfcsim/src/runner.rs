@@ -234,6 +234,11 @@ pub struct Outcome {
     pub pfc: Option<Vec<PfcRecord>>,
     /// Threads (shards) the run was split over (`run.threads`, or one when it cannot be split).
     pub threads: usize,
+    /// The run's fingerprint ([`Sim::fingerprint`]).
+    pub fingerprint: u64,
+    /// Why the run ended early: no progress for `run.stall_after` (or nothing left to happen) while flows
+    /// remained, with the diagnosis ([`Sim::stall_diagnosis`]).
+    pub stalled: Option<String>,
 }
 
 /// Simulates `prepared` under `config`, calling `progress` after every slice.
@@ -264,8 +269,15 @@ pub fn simulate(
         .unwrap_or(last.saturating_add(Time::from_secs(1)));
     let interval = config.run.sample_interval;
     let mut sim = Sim::with_threads(topology, &flows, params, config.run.threads)?;
+    // Start times, to tell a stuck run from one waiting for its next flow.
+    let starts: Vec<Time> = flows.iter().map(|f| f.start).collect();
     // The engine keeps its own copy of every flow.
     drop(flows);
+    let stall_after = config
+        .run
+        .stall_after
+        .unwrap_or(crate::experiment::DEFAULT_STALL_AFTER);
+    let (mut last_progress, mut progress_at, mut stalled) = (u64::MAX, first, None);
     let ideals = ideal_fcts(config, &sim, &racks)?;
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
     // Active flows per switch port (BFC §2.3) are sampled on the ports `metrics.active_flows_on` names, or on
@@ -329,6 +341,22 @@ pub fn simulate(
             }
         }
         progress(&sim);
+        let now = sim.now();
+        let started = starts.partition_point(|&s| s <= now);
+        if sim.progress() != last_progress || sim.flows_done() >= started {
+            (last_progress, progress_at) = (sim.progress(), now);
+        } else if !more || now - progress_at >= stall_after {
+            let why = if more {
+                format!("no flow made progress since {progress_at}")
+            } else {
+                "nothing is left to happen".to_string()
+            };
+            stalled = Some(format!(
+                "the run stalled at {now}: {why}; {}",
+                sim.stall_diagnosis()
+            ));
+            break;
+        }
         if !more || t >= limit {
             break;
         }
@@ -449,6 +477,8 @@ pub fn simulate(
         peak_packets: sim.peak_packets(),
         pfc: sim.pfc_records(),
         threads: sim.shard_count(),
+        fingerprint: sim.fingerprint(),
+        stalled,
     })
 }
 

@@ -19,7 +19,7 @@ proptest! {
     #[test]
     fn every_small_run_keeps_its_invariants(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
         let run = SmallRun::from_bytes(&bytes);
-        if let Err(e) = run.check() {
+        if let Err(e) = run.check(true) {
             prop_assert!(false, "{}", e);
         }
     }
@@ -47,7 +47,7 @@ fn the_draws_cover_drops_threads_and_every_scheme() {
             .iter()
             .any(|o| o == "switch.buffer=10KB" || o == "switch.buffer=30KB");
         if seed % 8 == 0 || small_buffer {
-            let checked = run.check().unwrap_or_else(|e| panic!("{e}"));
+            let checked = run.check(true).unwrap_or_else(|e| panic!("{e}"));
             split += usize::from(checked.split);
             dropped += usize::from(checked.dropped > 0);
         }

@@ -6,7 +6,7 @@
 //! - [`pause_counter`]: the pause counter (§3.3.2).
 //! - [`switch`]: queue assignment, the pause threshold and the enqueue/dequeue operations of §3.3.
 //!
-//! Where the paper and the authors' public ns-3 artifact differ (GUIDE §2), the paper is the default and the
+//! Where the paper and the authors' public ns-3 artifact differ, the paper is the default and the
 //! artifact's behaviour a named option; `docs/FIDELITY.md` lists each.
 
 pub mod flow_table;

@@ -450,3 +450,111 @@ impl Shard {
         Some((c.blocked_time(self.now), per_queue))
     }
 }
+
+impl Shard {
+    /// The port id of switch port `sp`.
+    fn sw_port_id(&self, sp: &SwitchPort) -> PortId {
+        self.topo.nodes[self.switches[sp.switch as usize].node.idx()].ports[sp.local as usize]
+    }
+
+    /// This shard's part of the graph of who waits for whom among its switch ports, in which a deadlock is a
+    /// cycle (BFC App. B's cyclic buffer dependency, whatever the scheme that pauses): an edge from each switch
+    /// port holding packets in a paused queue to the port at the far end of its link, whose device paused it;
+    /// and from each port of a switch to the ports of that switch holding, in a paused queue, packets that came
+    /// in through it (`Packet::in_port`, which the pausing schemes keep), whose backlog keeps that ingress
+    /// over its threshold. [`crate::sim::Sim::stall_diagnosis`] joins the shards' edges.
+    pub(crate) fn wait_edges(&self, edges: &mut Vec<(PortId, PortId)>) {
+        for sp in &self.sw_ports {
+            let port = self.sw_port_id(sp);
+            let mut from_ingress = BTreeSet::new();
+            for q in (0..sp.queues.count()).filter(|&q| sp.queues.is_paused(q)) {
+                for id in sp.queues.iter_queue(q) {
+                    let p = self.packets.get(id);
+                    if !p.kind.is_hop_local() {
+                        from_ingress.insert(p.in_port);
+                    }
+                }
+            }
+            if from_ingress.is_empty() {
+                continue;
+            }
+            edges.push((port, self.wires[port.idx()].peer));
+            let ports = &self.topo.nodes[self.switches[sp.switch as usize].node.idx()].ports;
+            edges.extend(
+                from_ingress
+                    .into_iter()
+                    .filter_map(|i| ports.get(usize::from(i)))
+                    .map(|&ingress| (ingress, port)),
+            );
+        }
+    }
+
+    /// How switch port `port` is named to a user: its switch, its index there and the device it sends to.
+    pub(crate) fn describe_port(&self, port: PortId) -> String {
+        let topo = &self.topo;
+        let p = &topo.ports[port.idx()];
+        let peer = topo.peer_node(port);
+        let kind = |n: NodeId| match topo.nodes[n.idx()].kind {
+            NodeKind::Switch => "switch",
+            NodeKind::Host => "host",
+        };
+        let local = topo.nodes[p.node.idx()]
+            .ports
+            .iter()
+            .position(|&q| q == port)
+            .unwrap_or(0);
+        format!(
+            "{} {} port {local} (to {} {peer})",
+            kind(p.node),
+            p.node,
+            kind(peer)
+        )
+    }
+}
+
+/// A cycle in the directed graph `edges` (in the order of its first port found from the lowest port id), or
+/// `None`. Sorts and deduplicates `edges`.
+pub(crate) fn find_cycle(edges: &mut Vec<(PortId, PortId)>) -> Option<Vec<PortId>> {
+    edges.sort_unstable_by_key(|&(a, b)| (a.0, b.0));
+    edges.dedup();
+    let out = |n: PortId| {
+        let start = edges.partition_point(|&(a, _)| a.0 < n.0);
+        edges[start..].iter().take_while(move |&&(a, _)| a == n)
+    };
+    // 0: unseen, 1: on the current path, 2: done.
+    let mut state = std::collections::BTreeMap::<u32, u8>::new();
+    for &(root, _) in edges.iter() {
+        if state.contains_key(&root.0) {
+            continue;
+        }
+        // The path from `root`, each port with the index of its next edge to follow.
+        let mut path: Vec<(PortId, usize)> = vec![(root, 0)];
+        state.insert(root.0, 1);
+        while let Some(&mut (node, ref mut next)) = path.last_mut() {
+            match out(node).nth(*next) {
+                Some(&(_, to)) => {
+                    *next += 1;
+                    match state.get(&to.0) {
+                        Some(1) => {
+                            let at = path
+                                .iter()
+                                .position(|&(n, _)| n == to)
+                                .expect("on the path");
+                            return Some(path[at..].iter().map(|&(n, _)| n).collect());
+                        }
+                        Some(_) => {}
+                        None => {
+                            state.insert(to.0, 1);
+                            path.push((to, 0));
+                        }
+                    }
+                }
+                None => {
+                    state.insert(node.0, 2);
+                    path.pop();
+                }
+            }
+        }
+    }
+    None
+}

@@ -55,6 +55,36 @@ pub fn star(hosts: u32) -> bfcsim_net::Topology {
     .unwrap()
 }
 
+/// A cyclic buffer dependency (BFC App. B): seven switches in a ring, a host on each (host `i` on switch `i`),
+/// 100 Gb/s links of 1 µs; every host sends three 5 MB flows, 1 µs apart, to the host three switches
+/// clockwise, so that every ring link carries three hosts' traffic and each switch's ingress from the ring
+/// waits on its egress to the ring.
+pub fn ring_traffic() -> (bfcsim_net::Topology, Vec<FlowSpec>) {
+    use bfcsim_net::{NodeKind, Topology};
+    let n = 7;
+    let mut t = Topology::new();
+    let sw: Vec<NodeId> = (0..n).map(|_| t.add_node(NodeKind::Switch)).collect();
+    for i in 0..n {
+        t.connect(
+            sw[i],
+            sw[(i + 1) % n],
+            bfcsim_core::Rate::gbps(100),
+            Time::from_us(1),
+        );
+    }
+    for &s in &sw {
+        let h = t.add_node(NodeKind::Host);
+        t.connect(h, s, bfcsim_core::Rate::gbps(100), Time::from_us(1));
+    }
+    t.finish();
+    let host = |i: usize| t.hosts[i % n].0;
+    let mut flows: Vec<FlowSpec> = (0..n)
+        .flat_map(|i| (0..3).map(move |k| flow(host(i), host(i + 3), 5_000_000, Time::from_us(k))))
+        .collect();
+    flows.sort_by_key(|f| f.start);
+    (t, flows)
+}
+
 /// The switch egress port that leads to host `h` (a host's one link).
 pub fn port_to_host(sim: &Sim, h: u32) -> PortId {
     let host_port = sim.topology().nodes[h as usize].ports[0];

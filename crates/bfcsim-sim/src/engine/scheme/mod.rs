@@ -1,4 +1,4 @@
-//! The seam between the engine and the schemes that act inside the network (GUIDE §3.15): one interface,
+//! The seam between the engine and the schemes that act inside the network: one interface,
 //! [`SchemeSide`], through which a scheme's switch side and NIC side see and act on packets at fixed points,
 //! dispatched through the [`Scheme`] enum with a `match`, so that every call is static and inlines.
 //!
@@ -233,7 +233,7 @@ impl Shard {
 
     /// Arms the scheme timer of `port` (a switch port or a host's NIC port) at `at`, unless it is already due
     /// no later. One `SchemeTimer` event is pending per port at most in effect: an earlier arming supersedes a
-    /// later one, which then fires as a no-op (GUIDE §3.6).
+    /// later one, which then fires as a no-op.
     pub(super) fn arm_scheme_timer(&mut self, port: PortId, at: Time) {
         let due = self.scheme_timer_at(port);
         if at < *due {

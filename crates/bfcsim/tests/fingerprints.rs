@@ -1,0 +1,179 @@
+//! Issue 16: behaviour fingerprints (OMNeT++'s). Every named scheme runs two small scenarios; each run's
+//! fingerprint (a hash over every packet's every hop, `Sim::fingerprint`) and a few counts must equal the ones
+//! recorded in `tests/fingerprints.txt`. Any change of behaviour, even one byte more in an ACK, changes a
+//! fingerprint and fails this test, naming the scenario, the scheme and what changed. A deliberate change is
+//! accepted by recording the table again:
+//!
+//!     BFCSIM_RECORD_FINGERPRINTS=1 cargo test -p bfcsim --test fingerprints
+//!
+//! and saying in the commit message why the behaviour changed.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use bfcsim::arbitrary_run::SmallRun;
+use bfcsim::presets;
+use bfcsim::runner::{prepare, simulate};
+
+/// The scenarios: a name and the `--set` overrides of the small experiment (`bfcsim::arbitrary_run`'s base).
+fn scenarios(scheme: &str) -> Vec<(&'static str, Vec<String>)> {
+    let lossless = presets::find(scheme)
+        .and_then(|p| p.tag("flow_control"))
+        .is_some_and(|f| f != "none");
+    let common = |seed: u32| {
+        [
+            format!("scheme.name={scheme}"),
+            format!("seed={seed}"),
+            "workload.duration=100us".to_string(),
+            "run.max_time=20ms".to_string(),
+        ]
+    };
+    let leaf_spine = [
+        "topology.kind=leaf-spine",
+        "topology.tors=2",
+        "topology.hosts_per_tor=3",
+        "topology.spines=2",
+        "topology.fabric_rate=100Gbps",
+        "topology.fabric_delay=1us",
+        "switch.buffer=4MB",
+        "workload.cdf=google",
+        "workload.load=0.8",
+        "workload.incast=[{degree = 5, aggregate = \"2MB\", share = 0.3}]",
+    ];
+    let dumbbell = [
+        "topology.kind=dumbbell",
+        "topology.left=3",
+        "topology.right=1",
+        "topology.bottleneck_rate=25Gbps",
+        "topology.bottleneck_delay=1us",
+        "workload.cdf=websearch",
+        "workload.load=0.9",
+    ];
+    let buffer = if lossless { "4MB" } else { "200KB" };
+    vec![
+        (
+            "leaf-spine",
+            leaf_spine
+                .iter()
+                .map(ToString::to_string)
+                .chain(common(7))
+                .collect(),
+        ),
+        (
+            "dumbbell",
+            dumbbell
+                .iter()
+                .map(ToString::to_string)
+                .chain([format!("switch.buffer={buffer}")])
+                .chain(common(3))
+                .collect(),
+        ),
+    ]
+}
+
+/// What one run leaves in the table: its fingerprint and the counts that say, when it changes, what changed.
+const COLUMNS: [&str; 7] = [
+    "fingerprint",
+    "packet_hops",
+    "delivered_packets",
+    "delivered_bytes",
+    "dropped_packets",
+    "finished_flows",
+    "end",
+];
+
+fn measure(overrides: Vec<String>) -> Vec<String> {
+    let config = SmallRun { overrides }
+        .config(1)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let prepared = prepare(&config, Path::new("")).unwrap_or_else(|e| panic!("{e}"));
+    let out = simulate(&config, prepared, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let c = out.counters;
+    vec![
+        format!("{:016x}", out.fingerprint),
+        c.hops.to_string(),
+        c.delivered_pkts.to_string(),
+        c.delivered_bytes.to_string(),
+        c.dropped_pkts.to_string(),
+        out.records
+            .iter()
+            .filter(|r| r.finish.is_some())
+            .count()
+            .to_string(),
+        out.end.to_string(),
+    ]
+}
+
+fn table_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fingerprints.txt")
+}
+
+#[test]
+fn every_scheme_behaves_as_recorded() {
+    // (scenario scheme, values), in table order.
+    let mut now = Vec::new();
+    for scheme in presets::names() {
+        for (scenario, overrides) in scenarios(scheme) {
+            now.push((format!("{scenario} {scheme}"), measure(overrides)));
+        }
+    }
+    let mut text = format!(
+        "# Fingerprints of small runs (crates/bfcsim/tests/fingerprints.rs): scenario, scheme, {}.\n\
+         # Re-record only for a deliberate change of behaviour, and say why in the commit message:\n\
+         #   BFCSIM_RECORD_FINGERPRINTS=1 cargo test -p bfcsim --test fingerprints\n",
+        COLUMNS.join(", ")
+    );
+    for (case, values) in &now {
+        let _ = writeln!(text, "{case} {}", values.join(" "));
+    }
+    let path = table_path();
+    if std::env::var_os("BFCSIM_RECORD_FINGERPRINTS").is_some() {
+        let tmp = path.with_extension("txt.tmp");
+        std::fs::write(&tmp, &text).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        eprintln!("recorded {} fingerprints in {}", now.len(), path.display());
+        return;
+    }
+    let recorded = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; record it (see the test's doc)", path.display()));
+    let mut table = std::collections::BTreeMap::new();
+    for line in recorded.lines().filter(|l| !l.starts_with('#')) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if let [scenario, scheme, values @ ..] = fields.as_slice() {
+            table.insert(format!("{scenario} {scheme}"), values.join(" "));
+        }
+    }
+    let mut changes = Vec::new();
+    for (case, values) in &now {
+        let Some(old) = table.remove(case) else {
+            changes.push(format!("{case}: not recorded (a new scheme or scenario)"));
+            continue;
+        };
+        let old: Vec<&str> = old.split(' ').collect();
+        let diffs: Vec<String> = COLUMNS
+            .iter()
+            .zip(values)
+            .zip(old.iter().chain(std::iter::repeat(&"?")))
+            .filter(|((_, new), old)| new.as_str() != **old)
+            .map(|((name, new), old)| format!("{name} {old} -> {new}"))
+            .collect();
+        if !diffs.is_empty() {
+            changes.push(format!("{case}: {}", diffs.join(", ")));
+        }
+    }
+    changes.extend(
+        table
+            .keys()
+            .map(|case| format!("{case}: recorded but no longer run")),
+    );
+    assert!(
+        changes.is_empty(),
+        "the simulator's behaviour changed in {} of {} runs (scenario scheme: what changed):\n  {}\n\
+         If the change is deliberate, record the new fingerprints with\n  \
+         BFCSIM_RECORD_FINGERPRINTS=1 cargo test -p bfcsim --test fingerprints\n\
+         and say in the commit message why the behaviour changed.",
+        changes.len(),
+        now.len(),
+        changes.join("\n  ")
+    );
+}
