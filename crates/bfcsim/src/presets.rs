@@ -156,6 +156,20 @@ pub const PRESETS: &[Preset] = &[
                  [nic]\nscheduler = \"srf\"\n",
     },
     Preset {
+        name: "expresspass",
+        summary: "ExpressPass (Cho et al. 2017): receiver-paced credits rate-limited at every port, one data packet per \
+                  credit; alpha 0.5, w_init 1/16, 16-credit queues, 12 MB shared buffer (BFC §6.2.1)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
+                 [switch]\nclasses = 2\nqueues_per_port = 2\n[nic]\nack_every = 0\n",
+    },
+    Preset {
+        name: "expresspass-75mb",
+        summary: "ExpressPass on switches with a dedicated 75 MB buffer per port, as BFC §6.2.1 ran it (no drops)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
+                 [switch]\nclasses = 2\nqueues_per_port = 2\nports_per_pool = 1\npool_size = \"75MB\"\n\
+                 alpha = 1000000.0\n[nic]\nack_every = 0\n",
+    },
+    Preset {
         name: "fifo",
         summary: "one FIFO queue per port, unlimited buffers, 1-BDP NIC cap: ideal-fq's FIFO counterpart (BFC §2.3, Fig. 4)",
         config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[switch]\nqueues_per_port = 1\nunlimited_buffer = true\n",
@@ -200,6 +214,10 @@ pub fn describe() -> String {
         (
             "Priority Flow Control (IEEE 802.1Qbb), HPCC ns-3's thresholds",
             FlowControl::Pfc(Default::default()),
+        ),
+        (
+            "ExpressPass credits (Cho et al. 2017), the authors' ns-2 defaults",
+            FlowControl::ExpressPass(Default::default()),
         ),
     ] {
         let _ = writeln!(out, "  {:<16} {summary}", fc.name());

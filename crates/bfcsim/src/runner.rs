@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
-    ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
-    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport, PathProfile,
-    PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage,
+    ActiveFlowsReport, BudgetReport, BufferOccupancy, CreditReport, DelayReport, FlowControlReport,
+    FlowRecord, Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport,
+    PathProfile, PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
@@ -368,7 +368,9 @@ pub fn simulate(
         &group_names(config),
     );
     for (reason, n) in sim.drops() {
-        summary.drops.add(reason.as_str(), n);
+        if n > 0 || reason.always_reported() {
+            summary.drops.add(reason.as_str(), n);
+        }
     }
     summary.occupancy = Some(occupancy.report());
     let duration = end.saturating_sub(first).max(Time::from_ps(1));
@@ -538,6 +540,10 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         per_node: NodePausedReport::by_node(&links, &pauses),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
+        credits: matches!(sim.params().flow_control, FlowControl::ExpressPass(_)).then(|| {
+            let c = h.credits;
+            CreditReport::new(c.requests, c.sent, c.dropped, c.wasted, c.stops)
+        }),
     }
 }
 

@@ -174,6 +174,8 @@ pub struct HopStats {
     pub first_alarm: Option<String>,
     /// BFC's switch counts, summed over switches.
     pub bfc: bfcsim_schemes::bfc::BfcStats,
+    /// ExpressPass's credit counts.
+    pub credits: bfcsim_schemes::expresspass::CreditStats,
 }
 
 impl std::ops::Add for HopStats {
@@ -188,6 +190,7 @@ impl std::ops::Add for HopStats {
             watchdog_alarms: self.watchdog_alarms + o.watchdog_alarms,
             first_alarm: self.first_alarm.or(o.first_alarm),
             bfc: self.bfc + o.bfc,
+            credits: self.credits + o.credits,
         }
     }
 }
@@ -255,7 +258,7 @@ impl Shard {
             dst_host: u32::MAX,
             src: self.switches[self.sw_ports[sp as usize].switch as usize].node,
             hash: 0,
-            ce_bytes: 0,
+            aux: 0,
             kind,
             class: 0,
             ect: false,
