@@ -146,6 +146,38 @@ pub struct FlowControlReport {
     /// ExpressPass's credits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credits: Option<CreditReport>,
+    /// Homa's grants, RESENDs and the queuing of its scheduled packets in the core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub homa: Option<HomaReport>,
+}
+
+/// What Homa did over a run (Montazeri et al., SIGCOMM 2018), with BFC App. A.2's Table 2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct HomaReport {
+    /// Grants receivers sent.
+    pub grants: u64,
+    /// RESENDs receivers sent.
+    pub resends: u64,
+    /// Queuing delay of scheduled data packets at switch ports from a ToR into the core (Table 2's ToR-Agg).
+    pub core_up: DelayReport,
+    /// The same at switch ports from the core to a ToR (Table 2's Agg-ToR).
+    pub core_down: DelayReport,
+}
+
+impl std::fmt::Display for HomaReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} grants, {} resends; scheduled packets' queuing delay ToR->core p50 {:.1} us p99 {:.1} us, \
+             core->ToR p50 {:.1} us p99 {:.1} us",
+            self.grants,
+            self.resends,
+            self.core_up.p50_ns / 1e3,
+            self.core_up.p99_ns / 1e3,
+            self.core_down.p50_ns / 1e3,
+            self.core_down.p99_ns / 1e3,
+        )
+    }
 }
 
 /// What ExpressPass's credits did over a run (Cho et al., SIGCOMM 2017).

@@ -38,7 +38,7 @@ pub use buckets::BucketScheme;
 pub use budget::{BudgetConfig, BudgetReport, PeakRate, SwitchBudget, SwitchUsage};
 pub use drops::DropCounts;
 pub use hop::{
-    ActiveFlowsReport, CreditReport, DelayReport, FlowControlReport, NodePausedReport,
+    ActiveFlowsReport, CreditReport, DelayReport, FlowControlReport, HomaReport, NodePausedReport,
     QueuePausedReport,
 };
 pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};

@@ -343,6 +343,8 @@ pub fn render_table(summary: &Summary) -> String {
     }
     if let Some(c) = summary.flow_control.as_ref().and_then(|f| f.credits) {
         let _ = writeln!(out, "expresspass: {c}");
+    } else if let Some(c) = summary.flow_control.as_ref().and_then(|f| f.homa) {
+        let _ = writeln!(out, "homa: {c}");
     } else if let Some(f) = &summary.flow_control {
         let _ = writeln!(
             out,

@@ -19,6 +19,11 @@ pub enum PacketKind {
     CreditRequest,
     /// ExpressPass: the sender has nothing left to send; the receiver stops its credits.
     CreditStop,
+    /// Homa: the receiver lets the sender send up to byte `seq`, its scheduled packets at level `aux` (Homa §3,
+    /// "Flow control").
+    Grant,
+    /// Homa: the receiver asks the sender to resend from byte `seq` (Homa §3, "Lost packets").
+    Resend,
     /// Cumulative acknowledgement.
     Ack,
     /// Negative acknowledgement: the receiver saw a gap and asks for a go-back-N from `seq`.
@@ -43,11 +48,11 @@ impl PacketKind {
         self > PacketKind::Credit
     }
 
-    /// A scheme's own end-to-end control packets (ExpressPass's credits, credit requests and credit stops),
-    /// handled at hosts by the running scheme.
+    /// A scheme's own end-to-end control packets (ExpressPass's credits, credit requests and credit stops,
+    /// Homa's grants and RESENDs), handled at hosts by the running scheme.
     #[inline]
     pub fn is_scheme_control(self) -> bool {
-        (PacketKind::Credit..=PacketKind::CreditStop).contains(&self)
+        (PacketKind::Credit..=PacketKind::Resend).contains(&self)
     }
 
     /// Hop-by-hop frames, consumed by the device at the far end of the link rather than routed.

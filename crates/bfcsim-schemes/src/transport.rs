@@ -56,7 +56,7 @@ pub struct TransportConfig {
     /// queue: the pause says the network holds the flow's packets, not that it lost them.
     pub rto_holds_while_paused: bool,
     /// The receiver answers the first packet beyond a gap with a NACK. Off, a gap waits for the scheme's own
-    /// recovery (Homa's RESEND, §3.7): with packet spraying, packets arrive out of order all the time.
+    /// recovery (Homa's RESEND): with packet spraying, packets arrive out of order all the time.
     pub nack: bool,
 }
 
@@ -188,6 +188,10 @@ impl Sender {
     /// True while some payload has never been sent (or must be sent again).
     pub fn has_unsent(&self) -> bool {
         self.snd_nxt < self.size || self.lost_bytes > 0
+    }
+    /// Selective repeat: true while a segment known lost waits to be resent.
+    pub fn resending(&self) -> bool {
+        self.lost_bytes > 0
     }
     /// True while some payload is unacknowledged.
     pub fn outstanding(&self) -> bool {

@@ -6,6 +6,7 @@ use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
 use bfcsim_schemes::bfc::BfcConfig;
 use bfcsim_schemes::expresspass::ExpressPassConfig;
+use bfcsim_schemes::homa::HomaConfig;
 use bfcsim_schemes::transport::TransportConfig;
 use serde::{Deserialize, Serialize};
 
@@ -236,11 +237,13 @@ pub enum FlowControl {
     /// ExpressPass (Cho et al., SIGCOMM 2017): credits paced by receivers and rate-limited at every port.
     #[serde(rename = "expresspass")]
     ExpressPass(ExpressPassConfig),
+    /// Homa (Montazeri et al., SIGCOMM 2018): unscheduled bytes and receiver grants at network priorities.
+    Homa(HomaConfig),
 }
 
 impl bfcsim_core::tagged::Tagged for FlowControl {
     const TAG: &'static str = "kind";
-    const VARIANTS: &'static [&'static str] = &["none", "bfc", "pfc", "expresspass"];
+    const VARIANTS: &'static [&'static str] = &["none", "bfc", "pfc", "expresspass", "homa"];
     const DEFAULT: &'static str = "none";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -251,6 +254,7 @@ impl bfcsim_core::tagged::Tagged for FlowControl {
             "bfc" => BfcConfig::deserialize(rest).map(FlowControl::Bfc),
             "pfc" => PfcConfig::deserialize(rest).map(FlowControl::Pfc),
             "expresspass" => ExpressPassConfig::deserialize(rest).map(FlowControl::ExpressPass),
+            "homa" => HomaConfig::deserialize(rest).map(FlowControl::Homa),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -275,6 +279,7 @@ impl FlowControl {
             FlowControl::Bfc(_) => "bfc",
             FlowControl::Pfc(_) => "pfc",
             FlowControl::ExpressPass(_) => "expresspass",
+            FlowControl::Homa(_) => "homa",
         }
     }
 
@@ -320,6 +325,16 @@ impl FlowControl {
                          switch.load_balancing = \"ecmp\""
                             .into(),
                     );
+                }
+                c.validate()
+            }
+            FlowControl::Homa(c) => {
+                if switch.classes != c.priorities || switch.queues_per_port != c.priorities {
+                    return Err(format!(
+                        "flow_control.kind = \"homa\" gives each of its {} priority levels a strict-priority queue: \
+                         set switch.classes and switch.queues_per_port to {} (not {} and {})",
+                        c.priorities, c.priorities, switch.classes, switch.queues_per_port
+                    ));
                 }
                 c.validate()
             }

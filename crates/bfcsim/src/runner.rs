@@ -8,8 +8,9 @@ use std::time::Instant;
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BudgetReport, BufferOccupancy, CreditReport, DelayReport, FlowControlReport,
-    FlowRecord, Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport,
-    PathProfile, PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage,
+    FlowRecord, HomaReport, Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport,
+    NodePausedReport, PathProfile, PeakRate, QueuePausedReport, Summary, SummaryConfig,
+    SwitchUsage,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
@@ -543,6 +544,12 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         credits: matches!(sim.params().flow_control, FlowControl::ExpressPass(_)).then(|| {
             let c = h.credits;
             CreditReport::new(c.requests, c.sent, c.dropped, c.wasted, c.stops)
+        }),
+        homa: matches!(sim.params().flow_control, FlowControl::Homa(_)).then(|| HomaReport {
+            grants: h.homa.grants,
+            resends: h.homa.resends,
+            core_up: DelayReport::from_ps(&h.homa.core_up),
+            core_down: DelayReport::from_ps(&h.homa.core_down),
         }),
     }
 }

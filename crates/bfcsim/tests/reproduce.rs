@@ -156,6 +156,7 @@ fn the_list_names_every_figure_of_the_evaluation() {
         "bfc-fig16a",
         "bfc-fig16b",
         "bfc-fig20",
+        "bfc-table2",
         "bfc-fig22a",
         "bfc-fig22b",
         "bfc-fig23a",

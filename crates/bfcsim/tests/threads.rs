@@ -1,8 +1,8 @@
 //! A run split over threads (`run.threads`, `bfcsim_sim::sim`) writes exactly the files a one-thread run
 //! writes, for every kind of mechanism that crosses the cut between shards: DCTCP's data and ACKs, BFC's pause,
 //! resume and refresh frames (with lost frames), PFC's frames under DCQCN and HPCC (with INT records), the
-//! BFC-SRF and flow-group features, and ExpressPass's credits (routed back along their data's path, rate-limited
-//! at every port).
+//! BFC-SRF and flow-group features, ExpressPass's credits (routed back along their data's path, rate-limited
+//! at every port), and Homa's grants and sprayed packets at priority levels.
 
 mod common;
 
@@ -92,5 +92,13 @@ fn expresspass_credits_with_incast() {
     same_outputs(
         "clos128-google-incast-bfc.toml",
         &["workload.duration=200us", "scheme.name=expresspass"],
+    );
+}
+
+#[test]
+fn homa_grants_with_spraying() {
+    same_outputs(
+        "clos128-google-incast-bfc.toml",
+        &["workload.duration=200us", "scheme.name=homa"],
     );
 }

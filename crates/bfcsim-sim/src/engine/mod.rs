@@ -19,7 +19,7 @@ mod scheme;
 pub use pause::HopStats;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 
 use bfcsim_core::rng::{self, Rng, Stream};
 use bfcsim_core::{
@@ -1276,7 +1276,11 @@ impl Shard {
             PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh => {
                 unreachable!("per-hop frames are consumed where they arrive")
             }
-            PacketKind::CreditRequest | PacketKind::Credit | PacketKind::CreditStop => {
+            PacketKind::CreditRequest
+            | PacketKind::Credit
+            | PacketKind::CreditStop
+            | PacketKind::Grant
+            | PacketKind::Resend => {
                 unreachable!("handled above")
             }
             PacketKind::Nack => {

@@ -176,6 +176,8 @@ pub struct HopStats {
     pub bfc: bfcsim_schemes::bfc::BfcStats,
     /// ExpressPass's credit counts.
     pub credits: bfcsim_schemes::expresspass::CreditStats,
+    /// Homa's grants, RESENDs and core queuing delays.
+    pub homa: bfcsim_schemes::homa::HomaStats,
 }
 
 impl std::ops::Add for HopStats {
@@ -191,6 +193,7 @@ impl std::ops::Add for HopStats {
             first_alarm: self.first_alarm.or(o.first_alarm),
             bfc: self.bfc + o.bfc,
             credits: self.credits + o.credits,
+            homa: self.homa + o.homa,
         }
     }
 }

@@ -39,6 +39,7 @@
 
 mod bfc;
 mod expresspass;
+mod homa;
 mod pfc;
 
 use super::*;
@@ -208,6 +209,7 @@ schemes! { $
     Bfc => Bfc(bfc::Bfc),
     Pfc => Pfc(pfc::Pfc),
     ExpressPass => ExpressPass(expresspass::ExpressPass),
+    Homa => Homa(homa::Homa),
 }
 
 impl Shard {
