@@ -198,12 +198,17 @@ impl GrantScheduler {
         self.msgs.retain(|m| m.id != id);
     }
 
-    /// Bytes granted (or unscheduled) of message `id` and bytes held, if it is known.
-    pub fn progress(&self, id: u32) -> Option<(u64, u64)> {
-        self.msgs
-            .iter()
-            .find(|m| m.id == id)
-            .map(|m| (m.granted, m.received))
+    /// Message `id`'s current grant (its offset counting the unscheduled bytes; priority `u8::MAX` before its
+    /// first grant) and the bytes held, if it is known.
+    pub fn progress(&self, id: u32) -> Option<(Grant, u64)> {
+        self.msgs.iter().find(|m| m.id == id).map(|m| {
+            let grant = Grant {
+                id,
+                offset: m.granted,
+                priority: m.priority,
+            };
+            (grant, m.received)
+        })
     }
 
     /// The grants due now (§3 "Flow control", "Overcommitment"): among the messages with bytes not yet granted,
@@ -403,8 +408,8 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].id, out[0].offset), (2, 11_000));
         assert_eq!(
-            g.progress(1),
-            Some((15_000, 6_000)),
+            g.progress(1).map(|(g, held)| (g.offset, g.priority, held)),
+            Some((15_000, 1, 6_000)),
             "received never goes back"
         );
     }

@@ -72,28 +72,34 @@ fn a_short_message_passes_a_long_one() {
     assert!(short < Time::from_us(8), "{short}");
 }
 
-/// Packets dropped on purpose (a switch buffer of 100 KB under a 16 -> 1 incast of 200 KB messages): every
-/// message completes, its losses repaired by RESENDs (and a whole lost message by its sender's timeout).
+/// Packets dropped on purpose (a switch buffer of 20-100 KB under a 16 -> 1 incast of 200 KB messages; with the
+/// pool full, Dynamic Threshold refuses grants too): every message completes, its losses repaired by RESENDs
+/// (which repeat the current grant, in case the grant was lost) and a message lost whole by its sender's
+/// timeout.
 #[test]
 fn dropped_packets_are_resent_until_every_message_completes() {
-    let mut p = homa(8);
-    p.switch.unlimited_buffer = false;
-    p.switch.pool_size = Some(Bytes(100_000));
-    let flows: Vec<_> = (1..17).map(|s| flow(s, 0, 200_000, Time::ZERO)).collect();
-    let mut sim = Sim::new(star(17), &flows, p).unwrap();
-    sim.run();
-    let violations = sim.check_invariants();
-    assert!(violations.is_empty(), "{violations:?}");
-    assert_eq!(sim.flows_done(), flows.len());
-    let dropped = common::drops(&sim);
-    let h = sim.hop_stats().homa;
-    eprintln!(
-        "{dropped} drops, {} resends, {} retransmits",
-        h.resends,
-        sim.counters().retransmits
-    );
-    assert!(dropped > 0, "the buffer overflows");
-    assert!(h.resends > 0);
+    for pool in [20_000, 40_000, 100_000] {
+        let mut p = homa(8);
+        p.switch.unlimited_buffer = false;
+        p.switch.pool_size = Some(Bytes(pool));
+        let flows: Vec<_> = (1..17).map(|s| flow(s, 0, 200_000, Time::ZERO)).collect();
+        let mut sim = Sim::new(star(17), &flows, p).unwrap();
+        sim.run();
+        let violations = sim.check_invariants();
+        assert!(violations.is_empty(), "{violations:?}");
+        assert_eq!(sim.flows_done(), flows.len(), "pool {pool}");
+        let dropped = common::drops(&sim);
+        let h = sim.hop_stats().homa;
+        eprintln!(
+            "pool {pool}: {dropped} drops, {} resends, {} retransmits, {} timeouts, done at {}",
+            h.resends,
+            sim.counters().retransmits,
+            sim.counters().timeouts,
+            sim.now()
+        );
+        assert!(dropped > 0, "the buffer overflows");
+        assert!(h.resends > 0);
+    }
 }
 
 /// The number of levels must match the switch's queues; the transport must be the one RESENDs drive.

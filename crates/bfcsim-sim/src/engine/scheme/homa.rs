@@ -262,8 +262,9 @@ impl SchemeSide for Homa {
 
 impl Shard {
     /// Receiver `h`'s RESEND check (§3 "Lost packets"): every incoming message with granted bytes missing and
-    /// nothing heard for `resend_timeout` is asked for its first missing byte; the check comes back for the next
-    /// deadline.
+    /// nothing heard for `resend_timeout` is asked for its first missing byte, after a copy of its current grant
+    /// (the grant may be what was lost: a sender that never saw it has nothing to resend); the check comes back
+    /// for the next deadline.
     fn homa_resend_check(&mut self, h: u32, port: PortId) {
         let now = self.now;
         let timeout = me(self).cfg.resend_timeout;
@@ -275,23 +276,29 @@ impl Shard {
                 next = next.min(at + timeout);
                 continue;
             }
-            let (granted, held) = r.sched.progress(id).expect("heard messages are scheduled");
-            if granted > held {
-                due.push(id);
+            let (grant, held) = r.sched.progress(id).expect("heard messages are scheduled");
+            if grant.offset > held {
+                due.push(grant);
             }
             next = next.min(now + timeout);
         }
-        for id in due {
-            let f = &self.flows[id as usize];
-            let from = match f.recv_slot {
+        let size = self.params.nic.ack_size;
+        for g in due {
+            let id = FlowId(g.id);
+            let from = match self.flows[id.idx()].recv_slot {
                 NO_SLOT => continue, // complete: the scheduler forgets it with its last packet
                 s => self.inbound[s as usize].receiver.rcv_nxt(),
             };
             let x = me(self);
             x.stats.resends += 1;
-            x.receivers[h as usize].heard.insert(id, now);
-            let size = self.params.nic.ack_size;
-            let pkt = self.new_control(FlowId(id), true, PacketKind::Resend, (from, 0), size);
+            x.receivers[h as usize].heard.insert(g.id, now);
+            if g.priority != u8::MAX {
+                x.stats.grants += 1;
+                let grant = (g.offset, g.priority as u32);
+                let pkt = self.new_control(id, true, PacketKind::Grant, grant, size);
+                self.send_control(h, pkt);
+            }
+            let pkt = self.new_control(id, true, PacketKind::Resend, (from, 0), size);
             self.send_control(h, pkt);
         }
         if next != Time::MAX {
