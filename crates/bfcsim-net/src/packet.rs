@@ -22,7 +22,7 @@ pub enum PacketKind {
     /// Homa: the receiver lets the sender send up to byte `seq`, its scheduled packets at level `aux` (Homa §3,
     /// "Flow control").
     Grant,
-    /// Homa: the receiver asks the sender to resend from byte `seq` (Homa §3, "Lost packets").
+    /// Homa: the receiver asks the sender to resend the `aux` bytes from byte `seq` (Homa §3, "Lost packets").
     Resend,
     /// Cumulative acknowledgement.
     Ack,

@@ -274,6 +274,19 @@ impl Sender {
         false
     }
 
+    /// Selective repeat: the receiver holds everything below `from` and nothing of `[from, to)` (Homa's RESEND,
+    /// §3 "Lost packets", of a byte range): every segment of the range sent so far goes again. Returns whether
+    /// any will.
+    pub fn handle_resend(&mut self, from: u64, to: u64) -> bool {
+        let mut any = self.handle_nack(from);
+        let mut seq = from;
+        while seq < to.min(self.snd_nxt) {
+            any |= self.mark_lost(seq);
+            seq += self.seg_len(seq);
+        }
+        any
+    }
+
     /// A switch dropped the data packet starting at `seq`, which the sender emitted at `sent_at`, and says so
     /// at once (BFC §6.2.1's "HPCC-PFC": "the switch informs the sender directly, which then retransmits the
     /// dropped packet"). Selective repeat resends that segment. With go-back-N receivers, retransmitting the
@@ -426,6 +439,12 @@ impl Receiver {
     /// Next byte expected.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
+    }
+
+    /// Selective repeat: the first byte held beyond the gap at `rcv_nxt`, if any (the end of the first missing
+    /// range).
+    pub fn first_held(&self) -> Option<u64> {
+        self.held.as_ref()?.first().map(|&(s, _)| s)
     }
 
     /// Payload bytes held: everything below `rcv_nxt`, and under selective repeat the ranges beyond a gap.
@@ -672,6 +691,37 @@ mod tests {
         s.handle_timeout();
         assert_eq!(s.snd_nxt(), 2000);
         assert_eq!(s.next_segment(), (2000, 1000, true));
+    }
+
+    /// A RESEND of a range marks each segment of it that was sent; the receiver names the range by its first
+    /// held byte beyond the gap.
+    #[test]
+    fn resend_of_a_range() {
+        let c = TransportConfig {
+            nack: false,
+            ..selective(0)
+        };
+        let mut s = Sender::new(6000, 1000, &c);
+        let mut r = Receiver::new(6000, &c);
+        for _ in 0..4 {
+            s.next_segment();
+        }
+        r.handle_data(0, 1000, false);
+        assert_eq!(r.handle_data(3000, 1000, false), Reply::Nothing, "no NACK");
+        assert_eq!((r.rcv_nxt(), r.first_held()), (1000, Some(3000)));
+        assert!(s.handle_resend(1000, 3000));
+        assert_eq!(s.snd_una(), 1000);
+        assert_eq!(s.next_segment(), (1000, 1000, true));
+        assert_eq!(s.next_segment(), (2000, 1000, true));
+        assert_eq!(s.next_segment(), (4000, 1000, false), "then new data");
+        // A range beyond what was sent marks only what was.
+        assert!(s.handle_resend(4000, 6000));
+        assert_eq!(s.next_segment(), (4000, 1000, true));
+        assert!(!s.resending());
+        assert!(
+            !s.handle_resend(5000, 6000),
+            "never sent: nothing to resend"
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! - **Receiver** (§3 "Flow control", "Packet priorities", "Overcommitment"): after every data packet its
 //!   [`GrantScheduler`] grants the `overcommitment` messages with the fewest bytes left up to `rtt_bytes`
 //!   beyond what arrived, at scheduled levels by rank. A message with granted bytes outstanding and nothing
-//!   heard for `resend_timeout` draws a RESEND for its first missing byte (§3 "Lost packets"); the sender's
-//!   selective repeat resends that packet.
+//!   heard for `resend_timeout` draws a RESEND for its first missing range (§3 "Lost packets"); the sender's
+//!   selective repeat resends the packets of the range it had sent.
 //! - **Switches**: strict priority among `priorities` levels; a data packet's level is its traffic class
 //!   (what the sender stamped), so the switch side is the engine's default enqueue. Grants and RESENDs ride
 //!   the control queue. Scheduled packets' queuing delays at ports into and out of the core are recorded for
@@ -246,7 +246,9 @@ impl SchemeSide for Homa {
                 s.scheduled = p.aux as u8;
             }
             PacketKind::Resend => {
-                sh.active[slot].sender.handle_nack(p.seq);
+                sh.active[slot]
+                    .sender
+                    .handle_resend(p.seq, p.seq + p.aux as u64);
             }
             _ => unreachable!("not a Homa packet"),
         }
@@ -262,7 +264,7 @@ impl SchemeSide for Homa {
 
 impl Shard {
     /// Receiver `h`'s RESEND check (§3 "Lost packets"): every incoming message with granted bytes missing and
-    /// nothing heard for `resend_timeout` is asked for its first missing byte, after a copy of its current grant
+    /// nothing heard for `resend_timeout` is asked for its first missing range, after a copy of its current grant
     /// (the grant may be what was lost: a sender that never saw it has nothing to resend); the check comes back
     /// for the next deadline.
     fn homa_resend_check(&mut self, h: u32, port: PortId) {
@@ -285,9 +287,12 @@ impl Shard {
         let size = self.params.nic.ack_size;
         for g in due {
             let id = FlowId(g.id);
-            let from = match self.flows[id.idx()].recv_slot {
+            let (from, to) = match self.flows[id.idx()].recv_slot {
                 NO_SLOT => continue, // complete: the scheduler forgets it with its last packet
-                s => self.inbound[s as usize].receiver.rcv_nxt(),
+                s => {
+                    let r = &self.inbound[s as usize].receiver;
+                    (r.rcv_nxt(), r.first_held().unwrap_or(g.offset))
+                }
             };
             let x = me(self);
             x.stats.resends += 1;
@@ -298,7 +303,8 @@ impl Shard {
                 let pkt = self.new_control(id, true, PacketKind::Grant, grant, size);
                 self.send_control(h, pkt);
             }
-            let pkt = self.new_control(id, true, PacketKind::Resend, (from, 0), size);
+            let len = u32::try_from(to - from).unwrap_or(u32::MAX);
+            let pkt = self.new_control(id, true, PacketKind::Resend, (from, len), size);
             self.send_control(h, pkt);
         }
         if next != Time::MAX {
