@@ -233,7 +233,9 @@ impl SchemeSide for Homa {
         }
     }
 
-    fn packet_arrived(sh: &mut Shard, _h: u32, p: &Packet) {
+    /// A grant or RESEND also restarts the sender's retransmission timer: only whole messages are acknowledged,
+    /// so the timer is there for a message the receiver never heard of, and a word from the receiver says it has.
+    fn packet_arrived(sh: &mut Shard, h: u32, p: &Packet) {
         let slot = sh.flows[p.flow.idx()].slot;
         if slot == NO_SLOT {
             return; // the message completed: a late grant or RESEND
@@ -252,6 +254,7 @@ impl SchemeSide for Homa {
             }
             _ => unreachable!("not a Homa packet"),
         }
+        sh.restart_rto(h, slot);
         sh.make_ready(p.flow);
     }
 
