@@ -51,8 +51,9 @@ struct SenderSide {
 #[derive(Default)]
 struct ReceiverSide {
     sched: GrantScheduler,
-    /// When each incoming message was last heard from (or last asked to resend), by flow id.
-    heard: BTreeMap<u32, Time>,
+    /// When each incoming message was last heard from (or last asked to resend), and the RESENDs sent since it
+    /// was last heard from, by flow id.
+    heard: BTreeMap<u32, (Time, u32)>,
 }
 
 /// Where a switch port sits for Table 2.
@@ -207,7 +208,7 @@ impl SchemeSide for Homa {
             r.heard.remove(&id);
         } else {
             r.sched.on_data(id, size, held, rtt);
-            r.heard.insert(id, now);
+            r.heard.insert(id, (now, 0));
         }
         let mut grants = std::mem::take(&mut x.grants);
         x.receivers[h as usize]
@@ -268,27 +269,29 @@ impl SchemeSide for Homa {
 impl Shard {
     /// Receiver `h`'s RESEND check (§3 "Lost packets"): every incoming message with granted bytes missing and
     /// nothing heard for `resend_timeout` is asked for its first missing range, after a copy of its current grant
-    /// (the grant may be what was lost: a sender that never saw it has nothing to resend); the check comes back
-    /// for the next deadline.
+    /// (the grant may be what was lost: a sender that never saw it has nothing to resend); each further RESEND
+    /// without word of the message waits twice as long (up to 64 timeouts), so that packets that are only queued
+    /// behind an incast are not asked for again and again. The check comes back for the next deadline.
     fn homa_resend_check(&mut self, h: u32, port: PortId) {
         let now = self.now;
         let timeout = me(self).cfg.resend_timeout;
         let mut due = Vec::new();
         let mut next = Time::MAX;
         let r = &me(self).receivers[h as usize];
-        for (&id, &at) in &r.heard {
-            if at + timeout > now {
-                next = next.min(at + timeout);
+        for (&id, &(at, tries)) in &r.heard {
+            let deadline = at + timeout * (1u64 << tries.min(6));
+            if deadline > now {
+                next = next.min(deadline);
                 continue;
             }
             let (grant, held) = r.sched.progress(id).expect("heard messages are scheduled");
             if grant.offset > held {
-                due.push(grant);
+                due.push((grant, tries + 1));
             }
-            next = next.min(now + timeout);
+            next = next.min(now + timeout * (1u64 << (tries + 1).min(6)));
         }
         let size = self.params.nic.ack_size;
-        for g in due {
+        for (g, tries) in due {
             let id = FlowId(g.id);
             let (from, to) = match self.flows[id.idx()].recv_slot {
                 NO_SLOT => continue, // complete: the scheduler forgets it with its last packet
@@ -299,7 +302,7 @@ impl Shard {
             };
             let x = me(self);
             x.stats.resends += 1;
-            x.receivers[h as usize].heard.insert(g.id, now);
+            x.receivers[h as usize].heard.insert(g.id, (now, tries));
             if g.priority != u8::MAX {
                 x.stats.grants += 1;
                 let grant = (g.offset, g.priority as u32);
