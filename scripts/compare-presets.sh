@@ -59,6 +59,14 @@ else
     b_bin=$PWD/target/release/bfcsim
     b_name="this tree"
 fi
+# Builds that write only some files by default (`[output]`, `--outputs`) are asked for every file compared.
+outputs() {
+    if "$1" run --help | grep -q -- '--outputs'; then
+        echo "--outputs=fct.csv,fct.txt,pfc.txt,summary.json"
+    fi
+}
+a_outputs=$(outputs "$a_bin")
+b_outputs=$(outputs "$b_bin")
 echo "base $(git rev-parse --short "$base") against $b_name: $experiment, workload.duration=$duration, run.threads=$threads for $b_name"
 fail=0
 for p in $(presets "$a_bin"); do
@@ -66,9 +74,9 @@ for p in $(presets "$a_bin"); do
     rm -rf "$a_out" "$b_out"
     mkdir -p "$work/out/a" "$work/out/b"
     "$a_bin" run "$experiment" --set "workload.duration=$duration" --set "scheme.name=$p" --out "$a_out" \
-        > "$a_out.log" 2>&1 || { cat "$a_out.log"; exit 2; }
+        $a_outputs > "$a_out.log" 2>&1 || { cat "$a_out.log"; exit 2; }
     "$b_bin" run "$experiment" --set "workload.duration=$duration" --set "scheme.name=$p" \
-        --set "run.threads=$threads" --out "$b_out" > "$b_out.log" 2>&1 || { cat "$b_out.log"; exit 2; }
+        --set "run.threads=$threads" --out "$b_out" $b_outputs > "$b_out.log" 2>&1 || { cat "$b_out.log"; exit 2; }
     if [ "$(digest "$a_out")" == "$(digest "$b_out")" ]; then
         printf '%-18s identical  %s\n' "$p" "$(digest "$a_out" | tr '\n' ' ')"
     else

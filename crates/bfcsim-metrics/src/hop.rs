@@ -143,6 +143,89 @@ pub struct FlowControlReport {
     pub watchdog_alarms: u64,
     /// The first of them.
     pub first_alarm: Option<String>,
+    /// ExpressPass's credits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credits: Option<CreditReport>,
+    /// Homa's grants, RESENDs and the queuing of its scheduled packets in the core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub homa: Option<HomaReport>,
+}
+
+/// What Homa did over a run (Montazeri et al., SIGCOMM 2018), with BFC App. A.2's Table 2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct HomaReport {
+    /// Grants receivers sent.
+    pub grants: u64,
+    /// RESENDs receivers sent.
+    pub resends: u64,
+    /// Queuing delay of scheduled data packets at switch ports from a ToR into the core (Table 2's ToR-Agg).
+    pub core_up: DelayReport,
+    /// The same at switch ports from the core to a ToR (Table 2's Agg-ToR).
+    pub core_down: DelayReport,
+}
+
+impl std::fmt::Display for HomaReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} grants, {} resends; scheduled packets' queuing delay ToR->core p50 {:.1} us p99 {:.1} us, \
+             core->ToR p50 {:.1} us p99 {:.1} us",
+            self.grants,
+            self.resends,
+            self.core_up.p50_ns / 1e3,
+            self.core_up.p99_ns / 1e3,
+            self.core_down.p50_ns / 1e3,
+            self.core_down.p99_ns / 1e3,
+        )
+    }
+}
+
+/// What ExpressPass's credits did over a run (Cho et al., SIGCOMM 2017).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CreditReport {
+    /// Credit requests senders sent.
+    pub requests: u64,
+    /// Credits receivers sent.
+    pub sent: u64,
+    /// Credits dropped at full credit queues (switch ports and receivers' NICs): how ExpressPass signals
+    /// congestion.
+    pub dropped: u64,
+    /// Credits that reached a sender with nothing left to send (§6.3).
+    pub wasted: u64,
+    /// `wasted / sent`.
+    pub wasted_fraction: f64,
+    /// Credit stops senders sent.
+    pub stops: u64,
+}
+
+impl CreditReport {
+    /// From the counts; the fraction is 0 when no credit was sent.
+    pub fn new(requests: u64, sent: u64, dropped: u64, wasted: u64, stops: u64) -> CreditReport {
+        CreditReport {
+            requests,
+            sent,
+            dropped,
+            wasted,
+            wasted_fraction: wasted as f64 / sent.max(1) as f64,
+            stops,
+        }
+    }
+}
+
+impl std::fmt::Display for CreditReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} credit requests, {} credits sent, {} dropped at full credit queues, {} wasted ({:.2}% of those \
+             sent), {} credit stops",
+            self.requests,
+            self.sent,
+            self.dropped,
+            self.wasted,
+            self.wasted_fraction * 100.0,
+            self.stops
+        )
+    }
 }
 
 /// One node's share of [`FlowControlReport`]'s link pauses.

@@ -341,7 +341,11 @@ pub fn render_table(summary: &Summary) -> String {
     if let Some(a) = &summary.active_flows {
         let _ = writeln!(out, "active flows per switch port: {a}");
     }
-    if let Some(f) = &summary.flow_control {
+    if let Some(c) = summary.flow_control.as_ref().and_then(|f| f.credits) {
+        let _ = writeln!(out, "expresspass: {c}");
+    } else if let Some(c) = summary.flow_control.as_ref().and_then(|f| f.homa) {
+        let _ = writeln!(out, "homa: {c}");
+    } else if let Some(f) = &summary.flow_control {
         let _ = writeln!(
             out,
             "{}: {} pauses, {} resumes, {} refreshes; links paused mean {:.4} max {:.4}; \

@@ -21,16 +21,26 @@ pub enum DropReason {
     /// A lossless (PFC) packet found its ingress headroom full: the PAUSE came too late, a lossless violation
     /// ([`crate::pfc::Admission::Drop`]).
     HeadroomFull,
+    /// An ExpressPass credit found its port's credit queue full: how ExpressPass signals congestion (§3.1).
+    CreditQueueFull,
 }
 
 impl DropReason {
-    /// Every reason, for reports that list zero counts too.
-    pub const ALL: [DropReason; 4] = [
+    /// Every reason.
+    pub const ALL: [DropReason; 5] = [
         DropReason::PoolFull,
         DropReason::DynamicThreshold,
         DropReason::InjectedLoss,
         DropReason::HeadroomFull,
+        DropReason::CreditQueueFull,
     ];
+
+    /// Whether reports list this reason even when nothing was dropped for it: the buffer's reasons are always
+    /// listed, a scheme's own (credits) only when it dropped something, so that runs without the scheme keep
+    /// their reports.
+    pub fn always_reported(self) -> bool {
+        self != DropReason::CreditQueueFull
+    }
 
     /// A short stable name for reports.
     pub fn as_str(self) -> &'static str {
@@ -39,6 +49,7 @@ impl DropReason {
             DropReason::DynamicThreshold => "dynamic-threshold",
             DropReason::InjectedLoss => "injected-loss",
             DropReason::HeadroomFull => "headroom-full",
+            DropReason::CreditQueueFull => "credit-queue-full",
         }
     }
 }

@@ -3,12 +3,27 @@
 
 use bfcsim_core::{FlowId, NodeId, PacketId, Time};
 
-/// What a packet is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a packet is. The order is chosen so that the tests on the per-packet path are one comparison each:
+/// data, then the kinds a scheme handles itself (credits first: the one of them that does not ride the control
+/// queue), then the transport's replies and the per-hop frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum PacketKind {
     /// Payload of a flow.
     Data,
+    /// ExpressPass: the receiver's permission to send one data packet; `aux` is its sequence number and `seq`
+    /// the receiver's next expected byte (a cumulative acknowledgement).
+    Credit,
+    /// ExpressPass: a sender asks its receiver for credits (§3.1's credit request); `aux` is the number of
+    /// packets it has to send.
+    CreditRequest,
+    /// ExpressPass: the sender has nothing left to send; the receiver stops its credits.
+    CreditStop,
+    /// Homa: the receiver lets the sender send up to byte `seq`, its scheduled packets at level `aux` (Homa §3,
+    /// "Flow control").
+    Grant,
+    /// Homa: the receiver asks the sender to resend the `aux` bytes from byte `seq` (Homa §3, "Lost packets").
+    Resend,
     /// Cumulative acknowledgement.
     Ack,
     /// Negative acknowledgement: the receiver saw a gap and asks for a go-back-N from `seq`.
@@ -26,10 +41,18 @@ pub enum PacketKind {
 }
 
 impl PacketKind {
-    /// Control frames (everything but data) may ride the strict-priority control queue.
+    /// Control frames (everything but data and credits) may ride the strict-priority control queue. A credit is
+    /// scheduled by its scheme (ExpressPass's rate-limited credit queue).
     #[inline]
     pub fn is_control(self) -> bool {
-        self != PacketKind::Data
+        self > PacketKind::Credit
+    }
+
+    /// A scheme's own end-to-end control packets (ExpressPass's credits, credit requests and credit stops,
+    /// Homa's grants and RESENDs), handled at hosts by the running scheme.
+    #[inline]
+    pub fn is_scheme_control(self) -> bool {
+        (PacketKind::Credit..=PacketKind::Resend).contains(&self)
     }
 
     /// Hop-by-hop frames, consumed by the device at the far end of the link rather than routed.
@@ -66,8 +89,10 @@ pub struct Packet {
     pub src: NodeId,
     /// The flow's 5-tuple hash, for ECMP.
     pub hash: u32,
-    /// For an ACK: payload bytes that arrived with the CE mark since the previous ACK (DCTCP's ECN echo).
-    pub ce_bytes: u32,
+    /// A number whose meaning depends on the kind: for an ACK, the payload bytes that arrived with the CE mark
+    /// since the previous ACK (DCTCP's ECN echo); for an ExpressPass credit, its sequence number, and for data
+    /// under ExpressPass, the sequence number of the credit it answers.
+    pub aux: u32,
     /// Kind of packet.
     pub kind: PacketKind,
     /// Traffic class (priority group).

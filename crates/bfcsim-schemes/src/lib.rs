@@ -11,6 +11,8 @@
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
 //! - [`dctcp_rate`]: DCTCP's control law on a pacing rate, as HPCC's ns-3 runs it for RDMA (`CC_MODE 8`).
 //! - [`bfc`]: Backpressure Flow Control's switch state (Goyal et al., NSDI 2022, §3.3).
+//! - [`expresspass`]: ExpressPass's credit feedback loop and credit rate limiter (Cho et al., SIGCOMM 2017).
+//! - [`homa`]: Homa's priority levels and receiver grant scheduler (Montazeri et al., SIGCOMM 2018).
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
 //! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
@@ -22,6 +24,8 @@ pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
+pub mod expresspass;
+pub mod homa;
 pub mod hpcc;
 pub mod rtt_target;
 pub mod transport;

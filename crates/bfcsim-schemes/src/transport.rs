@@ -37,7 +37,9 @@ pub enum Recovery {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TransportConfig {
-    /// Acknowledge every this many in-order packets (1 = every packet).
+    /// Acknowledge every this many in-order packets (1 = every packet); 0 acknowledges only the whole flow (a
+    /// scheme whose other packets carry the acknowledgements, or that needs none before the end: ExpressPass's
+    /// credits, Homa's grants).
     pub ack_every: u32,
     /// The retransmission timeout before the flow's first RTT sample (RFC 6298 §2.1; it is the only one a
     /// one-packet flow ever has). RFC 6298 says 1 s; the default, 10 ms, is above the longest wait a packet
@@ -53,6 +55,9 @@ pub struct TransportConfig {
     /// The retransmission timer stands still while per-hop flow control (BFC, PFC) pauses the flow's NIC
     /// queue: the pause says the network holds the flow's packets, not that it lost them.
     pub rto_holds_while_paused: bool,
+    /// The receiver answers the first packet beyond a gap with a NACK. Off, a gap waits for the scheme's own
+    /// recovery (Homa's RESEND): with packet spraying, packets arrive out of order all the time.
+    pub nack: bool,
 }
 
 impl Default for TransportConfig {
@@ -64,6 +69,7 @@ impl Default for TransportConfig {
             rto_max: Time::from_ms(64),
             recovery: Recovery::GoBackN,
             rto_holds_while_paused: true,
+            nack: true,
         }
     }
 }
@@ -71,9 +77,6 @@ impl Default for TransportConfig {
 impl TransportConfig {
     /// Checks ranges.
     pub fn validate(&self) -> Result<(), String> {
-        if self.ack_every == 0 {
-            return Err("nic.ack_every must be at least 1".into());
-        }
         if self.rto_min == Time::ZERO || self.rto_max < self.rto_min {
             return Err(format!(
                 "need 0 < nic.rto_min ({}) <= nic.rto_max ({})",
@@ -186,6 +189,10 @@ impl Sender {
     pub fn has_unsent(&self) -> bool {
         self.snd_nxt < self.size || self.lost_bytes > 0
     }
+    /// Selective repeat: true while a segment known lost waits to be resent.
+    pub fn resending(&self) -> bool {
+        self.lost_bytes > 0
+    }
     /// True while some payload is unacknowledged.
     pub fn outstanding(&self) -> bool {
         self.snd_una < self.size
@@ -265,6 +272,19 @@ impl Sender {
             return true;
         }
         false
+    }
+
+    /// Selective repeat: the receiver holds everything below `from` and nothing of `[from, to)` (Homa's RESEND,
+    /// §3 "Lost packets", of a byte range): every segment of the range sent so far goes again. Returns whether
+    /// any will.
+    pub fn handle_resend(&mut self, from: u64, to: u64) -> bool {
+        let mut any = self.handle_nack(from);
+        let mut seq = from;
+        while seq < to.min(self.snd_nxt) {
+            any |= self.mark_lost(seq);
+            seq += self.seg_len(seq);
+        }
+        any
     }
 
     /// A switch dropped the data packet starting at `seq`, which the sender emitted at `sent_at`, and says so
@@ -375,6 +395,8 @@ pub struct Receiver {
     ce_bytes: u32,
     /// The `rcv_nxt` a NACK was last sent for, so that one gap draws one NACK.
     nacked: Option<u64>,
+    /// NACK gaps at all ([`TransportConfig::nack`]).
+    nack: bool,
     /// Selective repeat: the byte ranges held above `rcv_nxt`, sorted and disjoint (`None`: go-back-N, which
     /// drops out-of-order data).
     held: Option<Vec<(u64, u64)>>,
@@ -409,6 +431,7 @@ impl Receiver {
             unacked_pkts: 0,
             ce_bytes: 0,
             nacked: None,
+            nack: cfg.nack,
             held: (cfg.recovery == Recovery::Selective).then(Vec::new),
         }
     }
@@ -416,6 +439,18 @@ impl Receiver {
     /// Next byte expected.
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
+    }
+
+    /// Selective repeat: the first byte held beyond the gap at `rcv_nxt`, if any (the end of the first missing
+    /// range).
+    pub fn first_held(&self) -> Option<u64> {
+        self.held.as_ref()?.first().map(|&(s, _)| s)
+    }
+
+    /// Payload bytes held: everything below `rcv_nxt`, and under selective repeat the ranges beyond a gap.
+    pub fn received(&self) -> u64 {
+        let beyond: u64 = self.held.iter().flatten().map(|&(s, e)| e - s).sum();
+        self.rcv_nxt + beyond
     }
 
     /// Handles a data packet carrying `[seq, seq + len)`, CE-marked or not.
@@ -426,9 +461,10 @@ impl Receiver {
             if ce {
                 self.ce_bytes += len;
             }
-            // A filled gap acknowledges the held data behind it at once.
-            if self.take_held() || self.unacked_pkts >= self.ack_every || self.rcv_nxt >= self.size
-            {
+            // A filled gap acknowledges the held data behind it at once, unless only the whole flow is.
+            let filled = self.take_held() && self.ack_every != 0;
+            let due = self.ack_every != 0 && self.unacked_pkts >= self.ack_every;
+            if filled || due || self.rcv_nxt >= self.size {
                 return self.ack();
             }
             Reply::Nothing
@@ -438,7 +474,7 @@ impl Receiver {
         } else if !self.hold(seq, seq + len as u64, ce.then_some(len)) {
             // Already held: a duplicate of out-of-order data.
             self.ack()
-        } else if self.nacked != Some(self.rcv_nxt) {
+        } else if self.nack && self.nacked != Some(self.rcv_nxt) {
             self.nacked = Some(self.rcv_nxt);
             Reply::Nack { seq: self.rcv_nxt }
         } else {
@@ -655,6 +691,37 @@ mod tests {
         s.handle_timeout();
         assert_eq!(s.snd_nxt(), 2000);
         assert_eq!(s.next_segment(), (2000, 1000, true));
+    }
+
+    /// A RESEND of a range marks each segment of it that was sent; the receiver names the range by its first
+    /// held byte beyond the gap.
+    #[test]
+    fn resend_of_a_range() {
+        let c = TransportConfig {
+            nack: false,
+            ..selective(0)
+        };
+        let mut s = Sender::new(6000, 1000, &c);
+        let mut r = Receiver::new(6000, &c);
+        for _ in 0..4 {
+            s.next_segment();
+        }
+        r.handle_data(0, 1000, false);
+        assert_eq!(r.handle_data(3000, 1000, false), Reply::Nothing, "no NACK");
+        assert_eq!((r.rcv_nxt(), r.first_held()), (1000, Some(3000)));
+        assert!(s.handle_resend(1000, 3000));
+        assert_eq!(s.snd_una(), 1000);
+        assert_eq!(s.next_segment(), (1000, 1000, true));
+        assert_eq!(s.next_segment(), (2000, 1000, true));
+        assert_eq!(s.next_segment(), (4000, 1000, false), "then new data");
+        // A range beyond what was sent marks only what was.
+        assert!(s.handle_resend(4000, 6000));
+        assert_eq!(s.next_segment(), (4000, 1000, true));
+        assert!(!s.resending());
+        assert!(
+            !s.handle_resend(5000, 6000),
+            "never sent: nothing to resend"
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@ use bfcsim_net::ecn::{MarkPoint, Red};
 use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
 use bfcsim_schemes::bfc::BfcConfig;
+use bfcsim_schemes::expresspass::ExpressPassConfig;
+use bfcsim_schemes::homa::HomaConfig;
 use bfcsim_schemes::transport::TransportConfig;
 use serde::{Deserialize, Serialize};
 
@@ -219,7 +221,9 @@ impl NicConfig {
     }
 }
 
-/// Per-hop flow control between neighbouring devices, tagged by `kind` in the experiment file.
+/// The scheme that acts inside the network, at switches and NICs, tagged by `kind` in the experiment file's
+/// `[flow_control]`: per-hop flow control between neighbouring devices (BFC, PFC) or a receiver-driven scheme's
+/// switch and NIC sides (ExpressPass).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum FlowControl {
@@ -230,11 +234,16 @@ pub enum FlowControl {
     Bfc(BfcConfig),
     /// Priority Flow Control (IEEE 802.1Qbb) with HPCC's ns-3 thresholds ([`bfcsim_net::pfc`]).
     Pfc(PfcConfig),
+    /// ExpressPass (Cho et al., SIGCOMM 2017): credits paced by receivers and rate-limited at every port.
+    #[serde(rename = "expresspass")]
+    ExpressPass(ExpressPassConfig),
+    /// Homa (Montazeri et al., SIGCOMM 2018): unscheduled bytes and receiver grants at network priorities.
+    Homa(HomaConfig),
 }
 
 impl bfcsim_core::tagged::Tagged for FlowControl {
     const TAG: &'static str = "kind";
-    const VARIANTS: &'static [&'static str] = &["none", "bfc", "pfc"];
+    const VARIANTS: &'static [&'static str] = &["none", "bfc", "pfc", "expresspass", "homa"];
     const DEFAULT: &'static str = "none";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -244,6 +253,8 @@ impl bfcsim_core::tagged::Tagged for FlowControl {
             "none" => Empty::deserialize(rest).map(|_| FlowControl::None),
             "bfc" => BfcConfig::deserialize(rest).map(FlowControl::Bfc),
             "pfc" => PfcConfig::deserialize(rest).map(FlowControl::Pfc),
+            "expresspass" => ExpressPassConfig::deserialize(rest).map(FlowControl::ExpressPass),
+            "homa" => HomaConfig::deserialize(rest).map(FlowControl::Homa),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -267,6 +278,8 @@ impl FlowControl {
             FlowControl::None => "none",
             FlowControl::Bfc(_) => "bfc",
             FlowControl::Pfc(_) => "pfc",
+            FlowControl::ExpressPass(_) => "expresspass",
+            FlowControl::Homa(_) => "homa",
         }
     }
 
@@ -295,6 +308,33 @@ impl FlowControl {
                          switch.ports_per_pool and switch.pool_size unset (one pool per switch)"
                             .into(),
                     );
+                }
+                c.validate()
+            }
+            FlowControl::ExpressPass(c) => {
+                if switch.classes != 2 || switch.queues_per_port != 2 {
+                    return Err(format!(
+                        "flow_control.kind = \"expresspass\" puts credits and data in two strict-priority queues: \
+                         set switch.classes = 2 and switch.queues_per_port = 2 (not {} and {})",
+                        switch.classes, switch.queues_per_port
+                    ));
+                }
+                if switch.load_balancing != LoadBalancing::Ecmp {
+                    return Err(
+                        "flow_control.kind = \"expresspass\" routes data back along its credits' path: set \
+                         switch.load_balancing = \"ecmp\""
+                            .into(),
+                    );
+                }
+                c.validate()
+            }
+            FlowControl::Homa(c) => {
+                if switch.classes != c.priorities || switch.queues_per_port != c.priorities {
+                    return Err(format!(
+                        "flow_control.kind = \"homa\" gives each of its {} priority levels a strict-priority queue: \
+                         set switch.classes and switch.queues_per_port to {} (not {} and {})",
+                        c.priorities, c.priorities, switch.classes, switch.queues_per_port
+                    ));
                 }
                 c.validate()
             }

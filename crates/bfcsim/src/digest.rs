@@ -179,6 +179,15 @@ pub struct Paused {
     pub queue_collisions: u64,
 }
 
+/// Queuing delays of Homa's scheduled packets in the core (BFC App. A.2, Table 2), ns.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CoreDelay {
+    /// From a ToR into the core (ToR-Agg): median and 99th percentile.
+    pub up: (f64, f64),
+    /// From the core to a ToR (Agg-ToR): median and 99th percentile.
+    pub down: (f64, f64),
+}
+
 /// Everything a report needs from one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Digest {
@@ -200,6 +209,10 @@ pub struct Digest {
     pub throughput: Vec<f64>,
     /// 99th-percentile queuing delay per switch hop of the packets of one-packet flows, ns.
     pub single_packet_delay_p99_ns: Option<f64>,
+    /// Homa: queuing delay of scheduled packets at ports into and out of the core (BFC Table 2); absent from
+    /// runs stored before it existed.
+    #[serde(default)]
+    pub core_delay: Option<CoreDelay>,
     /// Packets dropped.
     pub drops: u64,
     /// Retransmission timeouts.
@@ -284,6 +297,14 @@ impl Digest {
             utilization: s.links.iter().map(|l| (l.name.clone(), l.mean)).collect(),
             throughput: s.long_lived.iter().map(|l| l.share_of_link).collect(),
             single_packet_delay_p99_ns: s.single_packet_delay.map(|d| d.p99_ns),
+            core_delay: s
+                .flow_control
+                .as_ref()
+                .and_then(|f| f.homa)
+                .map(|h| CoreDelay {
+                    up: (h.core_up.p50_ns, h.core_up.p99_ns),
+                    down: (h.core_down.p50_ns, h.core_down.p99_ns),
+                }),
             drops: s.drops.total(),
             timeouts: out.counters.timeouts,
             retransmitted: out.counters.retransmits,

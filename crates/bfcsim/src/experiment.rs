@@ -413,7 +413,11 @@ impl ExperimentConfig {
             payload: self.nic.payload as u64,
             header: self.nic.header as u64,
             ack_size: self.nic.ack_size as u64,
-            ack_every: self.nic.transport.ack_every as u64,
+            // 0: only the whole flow is acknowledged, once.
+            ack_every: match self.nic.transport.ack_every {
+                0 => u64::MAX,
+                n => n as u64,
+            },
         }
     }
 }

@@ -48,7 +48,8 @@
 //! Metrics ([`Metric`]) name a number of a run's digest: `short.p99`, `long.avg`, `all.p95` (slowdowns of BFC
 //! §6.3's short flows < 3 KB, long flows > 3 MB, or all, of the non-incast flows; prefix `incast:`, `classN:` or
 //! `group:NAME:` for another flow set), `buffer.p99`, `paused.mean`, `active.p99`, `util.NAME`, `throughput`,
-//! `single-delay.p99`, `idle`, `drops`, `timeouts`, `unfinished`, `retx`, `collisions`.
+//! `single-delay.p99`, `core.up.p50|p99` and `core.down.p50|p99` (Homa's scheduled packets into and out of the
+//! core, BFC Table 2), `idle`, `drops`, `timeouts`, `unfinished`, `retx`, `collisions`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -378,6 +379,14 @@ pub enum Metric {
     Throughput,
     /// p99 queuing delay of one-packet flows' packets per switch hop, ns.
     SingleDelay,
+    /// Queuing delay of Homa's scheduled packets at ports into the core (`down` false) or out of it, ns: median
+    /// or p99.
+    CoreDelay {
+        /// Out of the core (Agg-ToR) rather than into it (ToR-Agg).
+        down: bool,
+        /// Median or p99.
+        stat: Stat,
+    },
     /// 1 − 1/(average slowdown of all non-incast flows): the time a bottleneck lacks a lone flow's packets
     /// (BFC App. C's E).
     Idle,
@@ -399,13 +408,23 @@ impl Metric {
         let bad = || {
             format!(
                 "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, buffer.p50|p99|max, \
-                 paused.mean|max, active.mean|p99|above32, util.SET, throughput, single-delay.p99, idle, drops, \
-                 timeouts, unfinished, retx or collisions)"
+                 paused.mean|max, active.mean|p99|above32, util.SET, throughput, single-delay.p99, \
+                 core.up|down.p50|p99, idle, drops, timeouts, unfinished, retx or collisions)"
             )
         };
         let simple = match text {
             "throughput" => Some(Metric::Throughput),
             "single-delay.p99" => Some(Metric::SingleDelay),
+            "core.up.p50" | "core.up.p99" | "core.down.p50" | "core.down.p99" => {
+                Some(Metric::CoreDelay {
+                    down: text.starts_with("core.down"),
+                    stat: if text.ends_with("p50") {
+                        Stat::P50
+                    } else {
+                        Stat::P99
+                    },
+                })
+            }
             "idle" => Some(Metric::Idle),
             "drops" => Some(Metric::Drops),
             "timeouts" => Some(Metric::Timeouts),
@@ -477,6 +496,10 @@ impl Metric {
             Metric::Throughput => (!d.throughput.is_empty())
                 .then(|| d.throughput.iter().sum::<f64>() / d.throughput.len() as f64),
             Metric::SingleDelay => d.single_packet_delay_p99_ns,
+            Metric::CoreDelay { down, stat } => d.core_delay.map(|c| {
+                let (p50, p99) = if *down { c.down } else { c.up };
+                if *stat == Stat::P50 { p50 } else { p99 }
+            }),
             Metric::Idle => d
                 .set("non-incast")
                 .and_then(|s| s.all)
@@ -524,6 +547,11 @@ impl Metric {
             Metric::Utilization(set) => format!("utilization of {set}"),
             Metric::Throughput => "long-lived flow throughput (of its link)".into(),
             Metric::SingleDelay => "p99 queuing delay of one-packet flows".into(),
+            Metric::CoreDelay { down, stat } => format!(
+                "{} queuing delay of scheduled packets {}",
+                stat.words(),
+                if *down { "core->ToR" } else { "ToR->core" }
+            ),
             Metric::Idle => "fraction of time without the flow's packets (1 − 1/slowdown)".into(),
             Metric::Drops => "packets dropped".into(),
             Metric::Timeouts => "retransmission timeouts".into(),
@@ -537,7 +565,7 @@ impl Metric {
     pub fn unit(&self) -> Unit {
         match self {
             Metric::Buffer(_) => Unit::Bytes,
-            Metric::SingleDelay => Unit::Nanos,
+            Metric::SingleDelay | Metric::CoreDelay { .. } => Unit::Nanos,
             Metric::Paused(_)
             | Metric::ActiveAbove32
             | Metric::Utilization(_)

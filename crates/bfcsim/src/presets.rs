@@ -21,6 +21,20 @@ const TAGGED: &[(&str, &str)] = &[
     ("topology", "kind"),
 ];
 
+/// A Homa preset's configuration: `$levels` priority levels (switch classes and queues), `$lb` load balancing,
+/// no congestion control, unlimited buffers (BFC App. A.2: "The Homa simulator assumes unbounded buffers"), SRPT
+/// at the NIC, and whole-message ACKs with RESEND-driven selective repeat.
+macro_rules! homa {
+    ($levels:literal, $lb:literal) => {
+        concat!(
+            "[cc]\nname = \"none\"\n[flow_control]\nkind = \"homa\"\npriorities = ", $levels,
+            "\n[switch]\nclasses = ", $levels, "\nqueues_per_port = ", $levels,
+            "\nunlimited_buffer = true\nload_balancing = \"", $lb,
+            "\"\n[nic]\nscheduler = \"srf\"\nack_every = 0\nrecovery = \"selective\"\nnack = false\n"
+        )
+    };
+}
+
 /// Every named scheme.
 pub const PRESETS: &[Preset] = &[
     Preset {
@@ -156,6 +170,37 @@ pub const PRESETS: &[Preset] = &[
                  [nic]\nscheduler = \"srf\"\n",
     },
     Preset {
+        name: "expresspass",
+        summary: "ExpressPass (Cho et al. 2017): receiver-paced credits rate-limited at every port, one data packet per \
+                  credit; alpha 0.5, w_init 1/16, 16-credit queues, 12 MB shared buffer (BFC §6.2.1)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
+                 [switch]\nclasses = 2\nqueues_per_port = 2\n[nic]\nack_every = 0\n",
+    },
+    Preset {
+        name: "expresspass-75mb",
+        summary: "ExpressPass on switches with a dedicated 75 MB buffer per port, as BFC §6.2.1 ran it (no drops)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
+                 [switch]\nclasses = 2\nqueues_per_port = 2\nports_per_pool = 1\npool_size = \"75MB\"\n\
+                 alpha = 1000000.0\n[nic]\nack_every = 0\n",
+    },
+    Preset {
+        name: "homa",
+        summary: "Homa (Montazeri et al. 2018): unscheduled RTTbytes at levels cut from the workload, receiver grants (SRPT, \
+                  overcommitment = scheduled levels), SRPT at the sender, RESEND; 32 levels, packet spraying, unlimited \
+                  buffers (BFC App. A.2)",
+        config: homa!(32, "spray"),
+    },
+    Preset {
+        name: "homa-ecmp",
+        summary: "homa with flow-level ECMP instead of packet spraying (BFC App. A.2's Homa ECMP)",
+        config: homa!(32, "ecmp"),
+    },
+    Preset {
+        name: "homa-8",
+        summary: "homa with the 8 priority levels of the Homa paper",
+        config: homa!(8, "spray"),
+    },
+    Preset {
         name: "fifo",
         summary: "one FIFO queue per port, unlimited buffers, 1-BDP NIC cap: ideal-fq's FIFO counterpart (BFC §2.3, Fig. 4)",
         config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[switch]\nqueues_per_port = 1\nunlimited_buffer = true\n",
@@ -200,6 +245,14 @@ pub fn describe() -> String {
         (
             "Priority Flow Control (IEEE 802.1Qbb), HPCC ns-3's thresholds",
             FlowControl::Pfc(Default::default()),
+        ),
+        (
+            "ExpressPass credits (Cho et al. 2017), the authors' ns-2 defaults",
+            FlowControl::ExpressPass(Default::default()),
+        ),
+        (
+            "Homa's priorities and grants (Montazeri et al. 2018)",
+            FlowControl::Homa(Default::default()),
         ),
     ] {
         let _ = writeln!(out, "  {:<16} {summary}", fc.name());

@@ -7,9 +7,10 @@ use std::time::Instant;
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
-    ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
-    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport, PathProfile,
-    PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage,
+    ActiveFlowsReport, BudgetReport, BufferOccupancy, CreditReport, DelayReport, FlowControlReport,
+    FlowRecord, HomaReport, Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport,
+    NodePausedReport, PathProfile, PeakRate, QueuePausedReport, Summary, SummaryConfig,
+    SwitchUsage,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
@@ -396,7 +397,9 @@ pub fn simulate(
         &group_names(config),
     );
     for (reason, n) in sim.drops() {
-        summary.drops.add(reason.as_str(), n);
+        if n > 0 || reason.always_reported() {
+            summary.drops.add(reason.as_str(), n);
+        }
     }
     summary.occupancy = Some(occupancy.report());
     let duration = end.saturating_sub(first).max(Time::from_ps(1));
@@ -568,6 +571,16 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         per_node: NodePausedReport::by_node(&links, &pauses),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
+        credits: matches!(sim.params().flow_control, FlowControl::ExpressPass(_)).then(|| {
+            let c = h.credits;
+            CreditReport::new(c.requests, c.sent, c.dropped, c.wasted, c.stops)
+        }),
+        homa: matches!(sim.params().flow_control, FlowControl::Homa(_)).then(|| HomaReport {
+            grants: h.homa.grants,
+            resends: h.homa.resends,
+            core_up: DelayReport::from_ps(&h.homa.core_up),
+            core_down: DelayReport::from_ps(&h.homa.core_down),
+        }),
     }
 }
 

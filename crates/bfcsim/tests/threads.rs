@@ -1,7 +1,8 @@
 //! A run split over threads (`run.threads`, `bfcsim_sim::sim`) writes exactly the files a one-thread run
 //! writes, for every kind of mechanism that crosses the cut between shards: DCTCP's data and ACKs, BFC's pause,
-//! resume and refresh frames (with lost frames), PFC's frames under DCQCN and HPCC (with INT records), and the
-//! BFC-SRF and flow-group features.
+//! resume and refresh frames (with lost frames), PFC's frames under DCQCN and HPCC (with INT records), the
+//! BFC-SRF and flow-group features, ExpressPass's credits (routed back along their data's path, rate-limited
+//! at every port), and Homa's grants and sprayed packets at priority levels.
 
 mod common;
 
@@ -83,5 +84,21 @@ fn bfc_srf_and_flow_groups() {
     same_outputs(
         "bfc-fig15-long-flows-mice.toml",
         &["scheme.name=bfc-srf", "run.max_time=1300us"],
+    );
+}
+
+#[test]
+fn expresspass_credits_with_incast() {
+    same_outputs(
+        "clos128-google-incast-bfc.toml",
+        &["workload.duration=200us", "scheme.name=expresspass"],
+    );
+}
+
+#[test]
+fn homa_grants_with_spraying() {
+    same_outputs(
+        "clos128-google-incast-bfc.toml",
+        &["workload.duration=200us", "scheme.name=homa"],
     );
 }

@@ -20,7 +20,7 @@ pub use pause::HopStats;
 pub(crate) use pause::find_cycle;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 
 use bfcsim_core::rng::{self, Rng, Stream};
 use bfcsim_core::{
@@ -826,6 +826,7 @@ impl Shard {
         for p in self.outbox.iter().flatten() {
             count(p.packet.size);
         }
+        self.scheme_census(&mut |id| count(self.packets.get(id).size));
         (pkts, bytes)
     }
 
@@ -952,12 +953,17 @@ impl Shard {
     fn switch_receive(&mut self, in_sp: u32, pkt: PacketId) {
         let s = self.sw_ports[in_sp as usize].switch as usize;
         let p = *self.packets.get(pkt);
-        let sw = &mut self.switches[s];
-        let hash = match self.params.switch.load_balancing {
-            LoadBalancing::Ecmp => ecmp_hash(p.hash as u64, sw.seed),
-            LoadBalancing::Spray => sw.rng.random(),
+        let egress = match self.scheme_route(s, &p) {
+            Some(port) => port,
+            None => {
+                let sw = &mut self.switches[s];
+                let hash = match self.params.switch.load_balancing {
+                    LoadBalancing::Ecmp => ecmp_hash(p.hash as u64, sw.seed),
+                    LoadBalancing::Spray => sw.rng.random(),
+                };
+                self.routes.select(sw.node, p.dst_host, hash)
+            }
         };
-        let egress = self.routes.select(sw.node, p.dst_host, hash);
         let Owner::Switch(out_sp) = self.wires[egress.idx()].owner else {
             unreachable!("switch ports are owned by switches")
         };
@@ -989,7 +995,7 @@ impl Shard {
     }
 
     /// Admits packet `e` into queue `queue` of its egress port's buffer (Dynamic Threshold) and queues it there.
-    #[inline]
+    #[inline(always)]
     fn admit_and_push(&mut self, e: &Entry, queue: usize) -> Result<(), DropReason> {
         let out_local = self.sw_ports[e.out_sp as usize].local as usize;
         self.switches[e.s]
@@ -1001,7 +1007,7 @@ impl Shard {
 
     /// Queues packet `e`, admitted into the buffer, in `queue` of its egress port: ECN marking on enqueue and
     /// SRF's rank when configured, and the time it joined (per-hop queuing delay).
-    #[inline]
+    #[inline(always)]
     fn push_admitted(&mut self, e: &Entry, queue: usize) {
         let p = &e.p;
         // BFC-SRF's header field (App. A.2): the flow's payload bytes from this packet's first byte to its end,
@@ -1085,9 +1091,6 @@ impl Shard {
             self.events
                 .push(self.flows[next as usize].spec.start, Event::Arrival);
         }
-        let f = &self.flows[id.idx()];
-        let (src_host, hash, class) = (f.src_host, f.hash, f.spec.class);
-        let nic_q = self.scheme_flow_started(src_host, hash, class);
         let info = &self.flows[id.idx()];
         let tc = &self.params.nic.transport;
         let active = Active {
@@ -1096,7 +1099,7 @@ impl Shard {
             cc: self.params.cc.instantiate(&self.flow_ctx),
             in_ring: false,
             parked: false,
-            nic_q,
+            nic_q: 0,
             timer_armed: false,
             rto_deadline: Time::ZERO,
             rto_paused_base: Time::ZERO,
@@ -1106,7 +1109,10 @@ impl Shard {
             wait_until: Time::MAX,
             cc_timer_at: Time::MAX,
         };
-        self.flows[id.idx()].slot = self.active.insert(active);
+        let slot = self.active.insert(active);
+        self.flows[id.idx()].slot = slot;
+        let src_host = self.flows[id.idx()].src_host;
+        self.active[slot as usize].nic_q = self.scheme_flow_started(src_host, id, slot as usize);
         self.make_ready(id);
     }
 
@@ -1152,8 +1158,13 @@ impl Shard {
     /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet of the ready
     /// flows in the NIC's order ([`Shard::next_ready`]). Returns whether more may wait.
     fn nic_send(&mut self, h: u32) -> bool {
+        let port = self.hosts[h as usize].port;
+        if let Some(pkt) = self.scheme_nic_poll(h) {
+            self.transmit(port, pkt);
+            // More of the scheme's packets, control frames or data may wait; a spare wake-up finds none.
+            return true;
+        }
         let host = &mut self.hosts[h as usize];
-        let port = host.port;
         if let Some(pkt) = host.ctrl.pop_front() {
             let more = !host.ctrl.is_empty() || !host.ready.is_empty();
             self.transmit(port, pkt);
@@ -1198,7 +1209,7 @@ impl Shard {
                 dst_host: info.dst_host,
                 src: info.spec.src,
                 hash: info.hash as u32,
-                ce_bytes: 0,
+                aux: 0,
                 kind: PacketKind::Data,
                 class: info.spec.class,
                 ect: true,
@@ -1226,7 +1237,10 @@ impl Shard {
             if self.rate.active {
                 self.data_sent(slot, pkt, size);
             }
-            let more = !self.hosts[h as usize].ready.is_empty();
+            self.scheme_data_sent(h, slot, pkt);
+            // The scheme may have queued a control packet behind this one.
+            let host = &self.hosts[h as usize];
+            let more = !host.ready.is_empty() || !host.ctrl.is_empty();
             self.transmit(port, pkt);
             return more;
         }
@@ -1243,6 +1257,10 @@ impl Shard {
         self.packets.free(pkt);
         if p.kind == PacketKind::Data {
             self.receive_data(h, &p, pkt);
+            return;
+        }
+        if p.kind.is_scheme_control() {
+            self.scheme_packet_arrived(h, &p);
             return;
         }
         let slot = self.flows[p.flow.idx()].slot;
@@ -1266,7 +1284,7 @@ impl Shard {
                 let a = &mut self.active[slot];
                 let mut signal = AckSignal {
                     newly_acked: out.newly_acked,
-                    ce_bytes: p.ce_bytes as u64,
+                    ce_bytes: p.aux as u64,
                     ack_seq: p.seq,
                     snd_nxt: a.sender.snd_nxt(),
                     rtt: Some(rtt),
@@ -1286,6 +1304,13 @@ impl Shard {
             }
             PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh => {
                 unreachable!("per-hop frames are consumed where they arrive")
+            }
+            PacketKind::CreditRequest
+            | PacketKind::Credit
+            | PacketKind::CreditStop
+            | PacketKind::Grant
+            | PacketKind::Resend => {
+                unreachable!("handled above")
             }
             PacketKind::Nack => {
                 let a = &mut self.active[slot];
@@ -1313,6 +1338,7 @@ impl Shard {
             // A late copy: the receiver has the whole flow and acknowledges all of it, as its last ACK did
             // (`Receiver::handle_data` answers a duplicate so, and its state is gone).
             self.send_reply(h, p, pkt, PacketKind::Ack, size, 0);
+            self.scheme_data_arrived(h, p, size);
             return;
         }
         let slot = match info.recv_slot {
@@ -1338,18 +1364,94 @@ impl Shard {
             self.progress += 1;
         }
         let reply = receiver.handle_data(p.seq, p.payload, p.ce);
+        let held = receiver.received();
         if receiver.rcv_nxt() == size {
             let info = &mut self.flows[p.flow.idx()];
             info.received = true;
             info.recv_slot = NO_SLOT;
             self.inbound.release(slot as u32);
         }
-        let (kind, seq, ce_bytes) = match reply {
-            Reply::Nothing => return,
-            Reply::Ack { seq, ce_bytes } => (PacketKind::Ack, seq, ce_bytes),
-            Reply::Nack { seq } => (PacketKind::Nack, seq, 0),
+        match reply {
+            Reply::Nothing => {}
+            Reply::Ack { seq, ce_bytes } => {
+                self.send_reply(h, p, pkt, PacketKind::Ack, seq, ce_bytes)
+            }
+            Reply::Nack { seq } => self.send_reply(h, p, pkt, PacketKind::Nack, seq, 0),
+        }
+        self.scheme_data_arrived(h, p, held);
+    }
+
+    /// A control packet of flow `id` of `kind` and `size` bytes, from its receiver to its sender when
+    /// `to_sender`, else from its sender to its receiver: `seq` and `aux` as the kind defines them.
+    fn new_control(
+        &mut self,
+        id: FlowId,
+        to_sender: bool,
+        kind: PacketKind,
+        (seq, aux): (u64, u32),
+        size: u32,
+    ) -> PacketId {
+        let f = &self.flows[id.idx()];
+        let (dst_host, src, hash) = if to_sender {
+            (f.src_host, f.spec.dst, f.rev_hash)
+        } else {
+            (f.dst_host, f.spec.src, f.hash)
         };
-        self.send_reply(h, p, pkt, kind, seq, ce_bytes);
+        self.counters.injected_pkts += 1;
+        self.counters.injected_bytes += size as u64;
+        self.packets.alloc(Packet {
+            seq,
+            sent_at: self.now,
+            flow: id,
+            size,
+            payload: 0,
+            dst_host,
+            src,
+            hash: hash as u32,
+            aux,
+            kind,
+            class: 0,
+            ect: false,
+            ce: false,
+            incast: f.spec.incast,
+            upstream_q: 0,
+            in_port: 0,
+            hop_flags: 0,
+            queued_at: Time::ZERO,
+        })
+    }
+
+    /// Queues control packet `pkt` at host `h`'s NIC, ahead of data, without waking the NIC: for the NIC's own
+    /// transmit path, which sends it next.
+    fn queue_control(&mut self, h: u32, pkt: PacketId) {
+        self.hosts[h as usize].ctrl.push_back(pkt);
+    }
+
+    /// Queues control packet `pkt` at host `h`'s NIC, ahead of data, and wakes the NIC.
+    fn send_control(&mut self, h: u32, pkt: PacketId) {
+        self.queue_control(h, pkt);
+        let port = self.hosts[h as usize].port;
+        self.kick(port);
+    }
+
+    /// The port of switch `s` that leads back towards flow `id`'s source along the path its data packets take
+    /// under flow-level ECMP (the link they reach `s` through): ExpressPass's symmetric routing of credits.
+    fn toward_source(&self, id: FlowId, s: usize) -> PortId {
+        let f = &self.flows[id.idx()];
+        let at = self.switches[s].node;
+        let mut port = self.hosts[f.src_host as usize].port;
+        loop {
+            let node = self.topo.peer_node(port);
+            if node == at {
+                return self.topo.ports[port.idx()].peer;
+            }
+            let sw = self.switch_of_node[node.idx()];
+            assert!(sw != u32::MAX, "switch {at} is not on flow {id}'s path");
+            let seed = self.switches[sw as usize].seed;
+            port = self
+                .routes
+                .select(node, f.dst_host, ecmp_hash(f.hash & 0xffff_ffff, seed));
+        }
     }
 
     /// Sends a control packet (ACK, NACK or CNP) from host `h` back to the sender of data packet `data`
@@ -1362,7 +1464,7 @@ impl Shard {
         data_id: PacketId,
         kind: PacketKind,
         seq: u64,
-        ce_bytes: u32,
+        aux: u32,
     ) {
         let info = &self.flows[data.flow.idx()];
         let size = self.params.nic.ack_size;
@@ -1375,7 +1477,7 @@ impl Shard {
             dst_host: info.src_host,
             src: info.spec.dst,
             hash: info.rev_hash as u32,
-            ce_bytes,
+            aux,
             kind,
             class: data.class,
             ect: false,

@@ -174,6 +174,10 @@ pub struct HopStats {
     pub first_alarm: Option<String>,
     /// BFC's switch counts, summed over switches.
     pub bfc: bfcsim_schemes::bfc::BfcStats,
+    /// ExpressPass's credit counts.
+    pub credits: bfcsim_schemes::expresspass::CreditStats,
+    /// Homa's grants, RESENDs and core queuing delays.
+    pub homa: bfcsim_schemes::homa::HomaStats,
 }
 
 impl std::ops::Add for HopStats {
@@ -188,6 +192,8 @@ impl std::ops::Add for HopStats {
             watchdog_alarms: self.watchdog_alarms + o.watchdog_alarms,
             first_alarm: self.first_alarm.or(o.first_alarm),
             bfc: self.bfc + o.bfc,
+            credits: self.credits + o.credits,
+            homa: self.homa + o.homa,
         }
     }
 }
@@ -255,7 +261,7 @@ impl Shard {
             dst_host: u32::MAX,
             src: self.switches[self.sw_ports[sp as usize].switch as usize].node,
             hash: 0,
-            ce_bytes: 0,
+            aux: 0,
             kind,
             class: 0,
             ect: false,

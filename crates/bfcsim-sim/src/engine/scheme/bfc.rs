@@ -227,8 +227,9 @@ impl SchemeSide for Bfc {
 
     /// §6.2.1: a NIC queue per flow (flows share queues by hash past `nic_queues`).
     #[inline]
-    fn flow_started(sh: &mut Shard, h: u32, hash: u64, _class: u8) -> u32 {
+    fn flow_started(sh: &mut Shard, h: u32, id: FlowId, _slot: usize) -> u32 {
         let limit = me(sh).cfg.nic_queues;
+        let hash = sh.flows[id.idx()].hash;
         sh.hosts[h as usize].nic.alloc(limit, hash)
     }
 

@@ -9,10 +9,15 @@
 //! |---|---|---|
 //! | setup | [`SchemeSide::init`] | once, after the network and congestion control exist |
 //! | NIC: a flow starts | [`SchemeSide::flow_started`] | the flow's sender is created at its source NIC; returns the flow's NIC queue |
+//! | NIC: scheduling | [`SchemeSide::nic_poll`] | the NIC is free: the scheme may send a packet it schedules itself (ExpressPass's rate-limited credits) before control frames and data |
 //! | NIC: scheduling | [`SchemeSide::may_send`] | before a flow joins its NIC's round and before each of its packets leaves |
+//! | NIC: a data packet leaves | [`SchemeSide::data_sent`] | the packet is built; the scheme may stamp it (the credit it answers, its priority) |
+//! | switch: routing | [`SchemeSide::route`] | a packet entered a switch; the scheme may choose its egress (ExpressPass's credits retrace their data's path) |
 //! | switch: admission and enqueue | [`SchemeSide::enqueue`] | a packet that does not ride the control queue entered a switch and was routed; the scheme picks its queue, admits or refuses it, and queues it |
 //! | switch: dequeue | [`SchemeSide::dequeued`] | the port's scheduler took a packet out of its queue for transmission |
 //! | control-frame arrival | [`SchemeSide::frame`] | a per-hop frame (PAUSE, RESUME, refresh) reached the device at the far end of its link |
+//! | control-frame arrival | [`SchemeSide::packet_arrived`] | one of the scheme's own end-to-end control packets (a credit, a grant) reached its host |
+//! | NIC: data arrives | [`SchemeSide::data_arrived`] | a data packet reached its destination and the flow's receiver took it |
 //! | timers | [`SchemeSide::timer`] | the timer the scheme armed on a port ([`Shard::arm_scheme_timer`]) is due |
 //! | NIC: a flow ends | [`SchemeSide::flow_finished`] | every byte of the flow is acknowledged |
 //!
@@ -33,6 +38,8 @@
 //! then the scheme end to end through `bfcsim_sim::Sim` (`crates/bfcsim-sim/tests`).
 
 mod bfc;
+mod expresspass;
+mod homa;
 mod pfc;
 
 use super::*;
@@ -61,11 +68,18 @@ pub(super) trait SchemeSide: Sized {
     /// watchdog ([`Shard::start_watchdog`]) and timers.
     fn init(sh: &mut Shard) -> Result<Self, String>;
 
+    /// Routing at switch `s` of packet `p`: `Some(port)` sends it out of `port` instead of where flow-level
+    /// ECMP or spraying would.
+    #[inline(always)]
+    fn route(_sh: &Shard, _s: usize, _p: &Packet) -> Option<PortId> {
+        None
+    }
+
     /// Admission and enqueue of packet `e` at a switch: pick its queue, admit it into the buffer (or refuse it
     /// with a reason, undoing anything the scheme did for it), and queue it ([`Shard::push_admitted`]). Packets
     /// that ride the strict-priority control queue (per-hop frames, and ACKs, NACKs and CNPs with
     /// `switch.ack_priority`) do not come here. On refusal the engine drops the packet.
-    #[inline]
+    #[inline(always)]
     fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
         let queue = sh.data_queue_for(e.p.class, e.p.hash);
         sh.admit_and_push(e, queue)
@@ -73,7 +87,7 @@ pub(super) trait SchemeSide: Sized {
 
     /// Packet `pkt` (data when `data`) left queue `queue` of switch port `sp`, whose link it is about to start
     /// on; its buffer bytes are already released.
-    #[inline]
+    #[inline(always)]
     fn dequeued(_sh: &mut Shard, _sp: u32, _pkt: PacketId, _queue: usize, _data: bool) {}
 
     /// A per-hop frame reached the device owning `port` (the upstream of the frame's sender). The scheme
@@ -85,23 +99,50 @@ pub(super) trait SchemeSide: Sized {
     /// The scheme timer of `port` (a switch port or a host's NIC port) is due.
     fn timer(_sh: &mut Shard, _port: PortId) {}
 
-    /// A flow with 5-tuple hash `hash` and traffic class `class` starts at host `h`: returns its NIC queue (the
-    /// `upstreamQ` its packets carry, and what a pause of the NIC stops).
-    #[inline]
-    fn flow_started(_sh: &mut Shard, _h: u32, _hash: u64, _class: u8) -> u32 {
+    /// Flow `id` starts at host `h`, its sender in slot `slot`: returns its NIC queue (the `upstreamQ` its
+    /// packets carry, and what a pause of the NIC stops).
+    #[inline(always)]
+    fn flow_started(_sh: &mut Shard, _h: u32, _id: FlowId, _slot: usize) -> u32 {
         0
     }
 
+    /// The NIC of host `h` is free: a packet the scheme schedules at the NIC itself, sent before control frames
+    /// and data (`None`: nothing now; the scheme arms its timer to wake the NIC when it will have one).
+    #[inline(always)]
+    fn nic_poll(_sh: &mut Shard, _h: u32) -> Option<PacketId> {
+        None
+    }
+
+    /// Data packet `pkt` of flow `slot` is about to leave host `h` (it passed [`SchemeSide::may_send`]): the
+    /// scheme may stamp it and queue control packets with [`Shard::queue_control`]. The NIC is in the middle of
+    /// its transmission: nothing here may wake it ([`Shard::send_control`] would).
+    #[inline(always)]
+    fn data_sent(_sh: &mut Shard, _h: u32, _slot: usize, _pkt: PacketId) {}
+
+    /// Data packet `p` reached its destination host `h` and the flow's receiver took it; the receiver now holds
+    /// `held` bytes of the flow (its size once complete, and for a copy arriving after that).
+    #[inline(always)]
+    fn data_arrived(_sh: &mut Shard, _h: u32, _p: &Packet, _held: u64) {}
+
+    /// One of the scheme's own control packets ([`PacketKind::is_scheme_control`]) reached host `h`.
+    fn packet_arrived(_sh: &mut Shard, _h: u32, _p: &Packet) {
+        unreachable!("a scheme's control packets exist only under that scheme")
+    }
+
     /// The flow on NIC queue `nic_q` of host `h` finished.
-    #[inline]
+    #[inline(always)]
     fn flow_finished(_sh: &mut Shard, _h: u32, _nic_q: u32) {}
 
     /// Whether flow `id` (in slot `slot` of host `h`) may send now, as far as the scheme is concerned; the scheme
     /// re-readies it ([`Shard::make_ready`]) when that changes.
-    #[inline]
+    #[inline(always)]
     fn may_send(_sh: &mut Shard, _h: u32, _id: FlowId, _slot: usize) -> bool {
         true
     }
+
+    /// Calls `count` on every packet the scheme holds outside the NICs' queues, the switch queues and the
+    /// wires (ExpressPass's credits waiting for a NIC's rate limiter), for the conservation check.
+    fn census(_sh: &Shard, _count: &mut impl FnMut(PacketId)) {}
 
     /// Adds the scheme's end-of-run invariant violations to `v`.
     fn violations(_sh: &Shard, _v: &mut Vec<String>) {}
@@ -167,17 +208,19 @@ schemes! { $
     None => Plain(Plain),
     Bfc => Bfc(bfc::Bfc),
     Pfc => Pfc(pfc::Pfc),
+    ExpressPass => ExpressPass(expresspass::ExpressPass),
+    Homa => Homa(homa::Homa),
 }
 
 impl Shard {
     /// [`SchemeSide::enqueue`] of the running scheme.
-    #[inline]
+    #[inline(always)]
     pub(super) fn scheme_enqueue(&mut self, e: &Entry) -> Result<(), DropReason> {
         dispatch!(self, enqueue(e))
     }
 
     /// [`SchemeSide::dequeued`] of the running scheme.
-    #[inline]
+    #[inline(always)]
     pub(super) fn scheme_dequeued(&mut self, sp: u32, pkt: PacketId, queue: usize, data: bool) {
         dispatch!(self, dequeued(sp, pkt, queue, data))
     }
@@ -187,22 +230,56 @@ impl Shard {
         dispatch!(self, frame(port, pkt))
     }
 
+    /// [`SchemeSide::route`] of the running scheme.
+    #[inline(always)]
+    pub(super) fn scheme_route(&self, s: usize, p: &Packet) -> Option<PortId> {
+        dispatch!(self, route(s, p))
+    }
+
     /// [`SchemeSide::flow_started`] of the running scheme.
-    #[inline]
-    pub(super) fn scheme_flow_started(&mut self, h: u32, hash: u64, class: u8) -> u32 {
-        dispatch!(self, flow_started(h, hash, class))
+    #[inline(always)]
+    pub(super) fn scheme_flow_started(&mut self, h: u32, id: FlowId, slot: usize) -> u32 {
+        dispatch!(self, flow_started(h, id, slot))
+    }
+
+    /// [`SchemeSide::nic_poll`] of the running scheme.
+    #[inline(always)]
+    pub(super) fn scheme_nic_poll(&mut self, h: u32) -> Option<PacketId> {
+        dispatch!(self, nic_poll(h))
+    }
+
+    /// [`SchemeSide::data_sent`] of the running scheme.
+    #[inline(always)]
+    pub(super) fn scheme_data_sent(&mut self, h: u32, slot: usize, pkt: PacketId) {
+        dispatch!(self, data_sent(h, slot, pkt))
+    }
+
+    /// [`SchemeSide::data_arrived`] of the running scheme.
+    #[inline(always)]
+    pub(super) fn scheme_data_arrived(&mut self, h: u32, p: &Packet, held: u64) {
+        dispatch!(self, data_arrived(h, p, held))
+    }
+
+    /// [`SchemeSide::packet_arrived`] of the running scheme.
+    pub(super) fn scheme_packet_arrived(&mut self, h: u32, p: &Packet) {
+        dispatch!(self, packet_arrived(h, p))
     }
 
     /// [`SchemeSide::flow_finished`] of the running scheme.
-    #[inline]
+    #[inline(always)]
     pub(super) fn scheme_flow_finished(&mut self, h: u32, nic_q: u32) {
         dispatch!(self, flow_finished(h, nic_q))
     }
 
     /// [`SchemeSide::may_send`] of the running scheme.
-    #[inline]
+    #[inline(always)]
     pub(super) fn scheme_may_send(&mut self, h: u32, id: FlowId, slot: usize) -> bool {
         dispatch!(self, may_send(h, id, slot))
+    }
+
+    /// [`SchemeSide::census`] of the running scheme.
+    pub(super) fn scheme_census(&self, count: &mut impl FnMut(PacketId)) {
+        dispatch!(self, census(count))
     }
 
     /// [`SchemeSide::violations`] of the running scheme.

@@ -117,8 +117,8 @@ impl SchemeSide for Pfc {
 
     /// Under PFC a NIC queue is a priority.
     #[inline]
-    fn flow_started(sh: &mut Shard, _h: u32, _hash: u64, class: u8) -> u32 {
-        sh.priority(class) as u32
+    fn flow_started(sh: &mut Shard, _h: u32, id: FlowId, _slot: usize) -> u32 {
+        sh.priority(sh.flows[id.idx()].spec.class) as u32
     }
 
     /// A flow whose priority is paused waits, parked, for its RESUME.
