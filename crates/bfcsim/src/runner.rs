@@ -159,6 +159,8 @@ pub struct Outcome {
     pub peak_packets: usize,
     /// Every PFC frame received, by time (then node and port), when PFC ran (HPCC's `pfc.txt`).
     pub pfc: Option<Vec<PfcRecord>>,
+    /// BCC's shared-buffer ECN/RED thresholds of every switch pool, when on (for `run.json`).
+    pub shared_ecn: Vec<SharedEcnReport>,
     /// Threads (shards) the run was split over (`run.threads`, or one when it cannot be split).
     pub threads: usize,
 }
@@ -374,8 +376,46 @@ pub fn simulate(
         base_rtt: ctx.base_rtt,
         peak_packets: sim.peak_packets(),
         pfc: sim.pfc_records(),
+        shared_ecn: shared_ecn_report(&sim),
         threads: sim.shard_count(),
     })
+}
+
+/// Every switch pool's shared-buffer ECN/RED thresholds.
+fn shared_ecn_report(sim: &Sim) -> Vec<SharedEcnReport> {
+    let sim = &sim;
+    (0..sim.switch_count())
+        .flat_map(|s| {
+            sim.shared_ecn(s)
+                .iter()
+                .enumerate()
+                .map(move |(pool, m)| SharedEcnReport {
+                    node: sim.switch_node(s).0,
+                    pool,
+                    b_r: m.b_r.0,
+                    kmin: m.red.kmin.0,
+                    kmax: m.red.kmax.0,
+                    pmax: m.red.pmax,
+                })
+        })
+        .collect()
+}
+
+/// One buffer pool's shared-buffer ECN/RED thresholds (BCC §IV-C), as `run.json` lists them.
+#[derive(Clone, Debug, Serialize)]
+pub struct SharedEcnReport {
+    /// The switch's node id.
+    pub node: u32,
+    /// The pool, by index in the switch.
+    pub pool: usize,
+    /// `B_R`, bytes.
+    pub b_r: u64,
+    /// Marking starts above this pool occupancy, bytes.
+    pub kmin: u64,
+    /// Every packet is marked above this pool occupancy, bytes.
+    pub kmax: u64,
+    /// Marking probability just below `kmax`.
+    pub pmax: f64,
 }
 
 /// The names of the workload's groups, by index.
@@ -524,6 +564,8 @@ struct RunInfo<'a> {
     counters: CountersJson,
     invariant_violations: &'a [String],
     wall_seconds: f64,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    shared_ecn: &'a [SharedEcnReport],
 }
 
 #[derive(Serialize)]
@@ -576,6 +618,7 @@ pub fn write_outputs(
             duplicate_packets: c.duplicates,
             timeouts: c.timeouts,
         },
+        shared_ecn: &out.shared_ecn,
         invariant_violations: &out.violations,
         wall_seconds: out.wall_secs,
     };

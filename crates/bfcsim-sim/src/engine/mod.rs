@@ -26,7 +26,7 @@ use bfcsim_core::{
     Bytes, EventBits, EventQueue, FlowId, FlowSpec, LogHistogram, NodeId, PacketId, PortId, Rate,
     Slots, Time,
 };
-use bfcsim_net::ecn::MarkPoint;
+use bfcsim_net::ecn::{MarkPoint, PoolFacts, PoolMarking};
 use bfcsim_net::int::IntStack;
 use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
@@ -200,6 +200,8 @@ struct Switch {
     mmu: Mmu,
     seed: u64,
     rng: Rng,
+    /// BCC's shared-buffer RED of each buffer pool, when on (`switch.ecn.shared`); empty otherwise.
+    shared_red: Vec<PoolMarking>,
 }
 
 struct Host {
@@ -447,6 +449,7 @@ impl Shard {
                 mmu: Mmu::new(layout),
                 seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
                 rng: rng::stream(params.seed, Stream::Node(i as u32)),
+                shared_red: Vec::new(),
             });
             for (local, &p) in node.ports.iter().enumerate() {
                 port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
@@ -608,6 +611,7 @@ impl Shard {
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
+        sim.init_shared_ecn();
         sim.init_rate();
         sim.init_scheme()?;
         if let Some(first) = sim.flows.first() {
@@ -983,14 +987,11 @@ impl Shard {
         } else {
             0
         };
-        let out = &mut self.sw_ports[e.out_sp as usize];
         let ecn = &self.params.switch.ecn;
-        if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect {
-            let q = out.queues.queue_bytes(queue);
-            if ecn.red.should_mark(q, &mut out.red_rng) {
-                self.packets.get_mut(e.pkt).ce = true;
-            }
+        if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect && self.ecn_marks(e.out_sp, queue) {
+            self.packets.get_mut(e.pkt).ce = true;
         }
+        let out = &mut self.sw_ports[e.out_sp as usize];
         out.queues.push_ranked(queue, e.pkt, p.size, rank);
         self.packets.get_mut(e.pkt).queued_at = self.now;
     }
@@ -1021,21 +1022,82 @@ impl Shard {
         if data && self.rate.int {
             self.int_stamp(port, sp, pkt);
         }
-        let out = &mut self.sw_ports[sp as usize];
         let ecn = &self.params.switch.ecn;
-        if ecn.enabled && ecn.mark_on == MarkPoint::Dequeue {
-            let p = self.packets.get_mut(pkt);
-            if p.ect
-                && ecn
-                    .red
-                    .should_mark(out.queues.queue_bytes(queue), &mut out.red_rng)
-            {
-                p.ce = true;
-            }
+        if ecn.enabled
+            && ecn.mark_on == MarkPoint::Dequeue
+            && self.packets.get(pkt).ect
+            && self.ecn_marks(sp, queue)
+        {
+            self.packets.get_mut(pkt).ce = true;
         }
-        let more = out.queues.has_ready();
+        let more = self.sw_ports[sp as usize].queues.has_ready();
         self.transmit(port, pkt);
         more
+    }
+
+    /// Whether RED/ECN marks a packet at `queue` of switch port `sp` now: the queue's own RED on its length, or
+    /// else BCC's shared-buffer RED on the occupancy of the port's buffer pool (a packet is marked if either
+    /// marks it, BCC §IV-B).
+    #[inline]
+    fn ecn_marks(&mut self, sp: u32, queue: usize) -> bool {
+        let out = &mut self.sw_ports[sp as usize];
+        let red = &self.params.switch.ecn.red;
+        if red.should_mark(out.queues.queue_bytes(queue), &mut out.red_rng) {
+            return true;
+        }
+        let sw = &self.switches[out.switch as usize];
+        if sw.shared_red.is_empty() {
+            return false;
+        }
+        let pool = sw.mmu.pool_of(out.local as usize);
+        sw.shared_red[pool]
+            .red
+            .should_mark(sw.mmu.pool_used(pool), &mut out.red_rng)
+    }
+
+    /// BCC's shared-buffer ECN/RED (`switch.ecn.shared`): each pool's thresholds from its size, its queues' α
+    /// and reserve, its ports' rate and count, and the base RTT (§IV-C, [`SharedEcn::derive`]).
+    ///
+    /// [`SharedEcn::derive`]: bfcsim_net::ecn::SharedEcn::derive
+    fn init_shared_ecn(&mut self) {
+        let shared = self.params.switch.ecn.shared;
+        if !shared.enabled || !self.params.switch.ecn.enabled {
+            return;
+        }
+        let rtt = shared.rtt.unwrap_or(self.flow_ctx.base_rtt);
+        let data = self.data_base..self.params.switch.total_queues();
+        for s in 0..self.switches.len() {
+            let ports = &self.topo.nodes[self.switches[s].node.idx()].ports;
+            let mmu = &self.switches[s].mmu;
+            let alpha_min = data.clone().map(|q| mmu.alpha(q)).fold(f64::INFINITY, f64::min);
+            let marking = (0..mmu.pools())
+                .map(|pool| {
+                    let members: Vec<PortId> = (0..ports.len())
+                        .filter(|&l| mmu.pool_of(l) == pool)
+                        .map(|l| ports[l])
+                        .collect();
+                    let facts = PoolFacts {
+                        size: Bytes(mmu.pool_size(pool)),
+                        alpha_min,
+                        reserve_min: Bytes(mmu.reserve()),
+                        rate: members
+                            .iter()
+                            .map(|&p| self.wires[p.idx()].rate)
+                            .max()
+                            .unwrap_or(Rate(1)),
+                        ports: members.len() as u32,
+                        rtt,
+                    };
+                    shared.derive(&facts)
+                })
+                .collect();
+            self.switches[s].shared_red = marking;
+        }
+    }
+
+    /// BCC's shared-buffer RED of each pool of switch `s` (empty unless `switch.ecn.shared` is on).
+    pub fn shared_ecn(&self, s: usize) -> &[PoolMarking] {
+        &self.switches[s].shared_red
     }
 
     fn drop_packet(&mut self, pkt: PacketId, reason: DropReason) {
