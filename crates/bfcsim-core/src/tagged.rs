@@ -69,7 +69,8 @@ impl<'de, T: Tagged> Visitor<'de> for TaggedVisitor<T> {
     type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "a table with `{}` = one of {:?}", T::TAG, T::VARIANTS)
+        let names: Vec<String> = T::VARIANTS.iter().map(|v| format!("`{v}`")).collect();
+        write!(f, "a table with `{}` = one of {}", T::TAG, names.join(", "))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {

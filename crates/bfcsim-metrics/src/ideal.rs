@@ -110,7 +110,10 @@ impl PacketFormat {
 
     /// Total bytes on the wire for the data of a `size`-byte flow.
     pub fn total_wire(&self, size: Bytes) -> Bytes {
-        Bytes(size.0 + self.packets(size) * self.header)
+        Bytes(
+            size.0
+                .saturating_add(self.packets(size).saturating_mul(self.header)),
+        )
     }
 }
 
@@ -130,28 +133,42 @@ pub enum Ideal {
 }
 
 impl Ideal {
-    /// The ideal FCT of a `size`-byte flow on `path`.
+    /// The ideal FCT of a `size`-byte flow on `path`; `None` when it exceeds the range of [`Time`] (about 213
+    /// days: a huge flow on a very slow link), which a caller must refuse before simulating.
     ///
     /// # Panics
     /// If `path.hops` is empty or, for the exact variants, `path.ack_hops` is empty or `format.payload` is 0.
-    pub fn fct(self, path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+    pub fn fct(self, path: &PathProfile, format: &PacketFormat, size: Bytes) -> Option<Time> {
         assert!(!path.hops.is_empty(), "ideal FCT of a path without hops");
-        match self {
+        let ps = match self {
             Ideal::Exact => exact(path, format, size),
             Ideal::BfcArtifact => bfc_artifact(path, size),
             Ideal::Hpcc => hpcc(path, format, size),
-        }
+        };
+        u64::try_from(ps).ok().map(Time)
     }
+}
+
+// The formulas below work in u128 picoseconds, saturating, so that no input can overflow them: a result
+// beyond u64 is reported by `Ideal::fct` as `None`.
+
+/// Serialization time of `bytes` at `rate`, rounded up to a picosecond, as [`Rate::tx_time`] rounds it.
+fn tx(rate: Rate, bytes: u64) -> u128 {
+    (bytes as u128 * 8 * 1_000_000_000_000).div_ceil(rate.bps() as u128)
+}
+
+fn ps(t: Time) -> u128 {
+    t.0 as u128
 }
 
 /// Sums and maxima of the data path that both exact variants need.
 struct DataPath {
     /// Arrival of the last packet, entirely, at the receiver.
-    last_arrival: Time,
+    last_arrival: u128,
     /// Arrival of packet 1 (for `n ≥ 2`).
-    first_arrival: Time,
+    first_arrival: u128,
     /// Time between consecutive full-packet arrivals: the slowest hop's full-packet serialization.
-    full_gap: Time,
+    full_gap: u128,
     /// Number of packets.
     n: u64,
 }
@@ -159,77 +176,78 @@ struct DataPath {
 fn data_path(path: &PathProfile, format: &PacketFormat, size: Bytes) -> DataPath {
     assert!(format.payload > 0, "packet payload must be positive");
     let n = format.packets(size);
-    let full = format.full_wire();
-    let last = format.last_wire(size);
-    let delays = path.hops.iter().fold(Time::ZERO, |acc, h| acc + h.delay);
-    let mut suffix_last: Time = path
-        .hops
-        .iter()
-        .fold(Time::ZERO, |acc, h| acc + h.rate.tx_time(last));
+    let full = format.full_wire().0;
+    let last = format.last_wire(size).0;
+    let delays: u128 = path.hops.iter().map(|h| ps(h.delay)).sum();
+    let mut suffix_last: u128 = path.hops.iter().map(|h| tx(h.rate, last)).sum();
     // With one packet the only path is along the last packet's row; otherwise maximize over the hop k where the
     // path drops from packet n-1 to packet n.
-    let mut best = if n == 1 { suffix_last } else { Time::ZERO };
-    let (mut prefix_full, mut max_full) = (Time::ZERO, Time::ZERO);
+    let mut best = if n == 1 { suffix_last } else { 0 };
+    let (mut prefix_full, mut max_full) = (0u128, 0u128);
     for hop in &path.hops {
-        let p = hop.rate.tx_time(full);
+        let p = tx(hop.rate, full);
         prefix_full += p;
         max_full = max_full.max(p);
         if n >= 2 {
-            best = best.max(prefix_full + max_full * (n - 2) + suffix_last);
-            suffix_last = suffix_last - hop.rate.tx_time(last);
+            let path = prefix_full
+                .saturating_add(max_full.saturating_mul((n - 2) as u128))
+                .saturating_add(suffix_last);
+            best = best.max(path);
+            suffix_last -= tx(hop.rate, last);
         }
     }
     DataPath {
-        last_arrival: best + delays,
+        last_arrival: best.saturating_add(delays),
         first_arrival: prefix_full + delays,
         full_gap: max_full,
         n,
     }
 }
 
-fn ack_sums(path: &PathProfile, format: &PacketFormat) -> (Time, Time, Time) {
+fn ack_sums(path: &PathProfile, format: &PacketFormat) -> (u128, u128, u128) {
     assert!(
         !path.ack_hops.is_empty(),
         "ideal FCT of a path without ACK hops"
     );
-    let ack = Bytes(format.ack_size);
-    path.ack_hops.iter().fold(
-        (Time::ZERO, Time::ZERO, Time::ZERO),
-        |(tx, max, delay), h| {
-            let t = h.rate.tx_time(ack);
-            (tx + t, max.max(t), delay + h.delay)
-        },
-    )
+    path.ack_hops
+        .iter()
+        .fold((0, 0, 0), |(sum, max, delay), h| {
+            let t = tx(h.rate, format.ack_size);
+            (sum + t, max.max(t), delay + ps(h.delay))
+        })
 }
 
-fn exact(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+fn exact(path: &PathProfile, format: &PacketFormat, size: Bytes) -> u128 {
     let data = data_path(path, format, size);
     let (ack_tx, ack_max, ack_delay) = ack_sums(path, format);
-    let mut leave = data.last_arrival + ack_tx;
+    let mut leave = data.last_arrival.saturating_add(ack_tx);
     let every = format.ack_every.max(1);
     let m = (data.n - 1) / every;
     if m >= 1 {
         // ACK j is sent when packet j·N arrives, at first_arrival + (j·N - 1)·full_gap; the ACKs j..m and the
         // last one queue behind each other at the reverse path's slowest hop.
         let ack_at = |j: u64| {
-            data.first_arrival + data.full_gap * (j * every - 1) + ack_tx + ack_max * (m - j + 1)
+            data.first_arrival
+                .saturating_add(data.full_gap.saturating_mul((j * every - 1) as u128))
+                .saturating_add(ack_tx)
+                .saturating_add(ack_max.saturating_mul((m - j + 1) as u128))
         };
         leave = leave.max(ack_at(1)).max(ack_at(m));
     }
-    leave + ack_delay
+    leave.saturating_add(ack_delay)
 }
 
-fn bfc_artifact(path: &PathProfile, size: Bytes) -> Time {
-    let np = size.0 / 1000 + 1;
-    let per_packet = path.hops[0].rate.tx_time(Bytes(1000));
+fn bfc_artifact(path: &PathProfile, size: Bytes) -> u128 {
+    let np = (size.0 / 1000 + 1) as u128;
+    let per_packet = tx(path.hops[0].rate, 1000);
     if path.same_rack {
-        Time::from_us(4) + per_packet * (np + 1)
+        ps(Time::from_us(4)).saturating_add(per_packet.saturating_mul(np + 1))
     } else {
-        Time::from_us(8) + per_packet * (np + 3)
+        ps(Time::from_us(8)).saturating_add(per_packet.saturating_mul(np + 3))
     }
 }
 
-fn hpcc(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
+fn hpcc(path: &PathProfile, format: &PacketFormat, size: Bytes) -> u128 {
     const NS_BITS: u128 = 8 * 1_000_000_000;
     let delay_ns: u128 = path.hops.iter().map(|h| h.delay.ns() as u128).sum();
     let tx_ns: u128 = path
@@ -239,8 +257,8 @@ fn hpcc(path: &PathProfile, format: &PacketFormat, size: Bytes) -> Time {
         .sum();
     let bottleneck = path.hops.iter().map(|h| h.rate.bps()).min().unwrap_or(1) as u128;
     let total_wire = format.total_wire(size).0 as u128;
-    let ns = 2 * delay_ns + tx_ns + total_wire * NS_BITS / bottleneck;
-    Time::from_ns(u64::try_from(ns).expect("HPCC standalone FCT overflows"))
+    let ns = 2 * delay_ns + tx_ns + total_wire.saturating_mul(NS_BITS) / bottleneck;
+    ns.saturating_mul(1000)
 }
 
 #[cfg(test)]
@@ -304,16 +322,16 @@ mod tests {
         let (path, fmt) = (fat_tree_path(6), PacketFormat::default());
         assert_eq!(
             Ideal::Hpcc.fct(&path, &fmt, Bytes(38884)),
-            Time::from_ns(15740)
+            Some(Time::from_ns(15740))
         );
         assert_eq!(
             Ideal::Hpcc.fct(&path, &fmt, Bytes(25521)),
-            Time::from_ns(14621)
+            Some(Time::from_ns(14621))
         );
         // Same ToR pair: 2·2000 + 2·80 + floor(23641·8/100) = 6051 ns.
         assert_eq!(
             Ideal::Hpcc.fct(&fat_tree_path(2), &fmt, Bytes(22537)),
-            Time::from_ns(6051)
+            Some(Time::from_ns(6051))
         );
     }
 
@@ -323,16 +341,16 @@ mod tests {
         // np = 2: 4 µs + 80 ns · 3 and 8 µs + 80 ns · 5.
         assert_eq!(
             Ideal::BfcArtifact.fct(&fat_tree_path(2), &fmt, Bytes(1500)),
-            Time::from_ns(4240)
+            Some(Time::from_ns(4240))
         );
         assert_eq!(
             Ideal::BfcArtifact.fct(&fat_tree_path(6), &fmt, Bytes(1500)),
-            Time::from_ns(8400)
+            Some(Time::from_ns(8400))
         );
         // 1000 B is already two packets for the artifact (floor + 1).
         assert_eq!(
             Ideal::BfcArtifact.fct(&fat_tree_path(2), &fmt, Bytes(1000)),
-            Time::from_ns(4240)
+            Some(Time::from_ns(4240))
         );
         let slow = PathProfile::mirrored(vec![
             Hop {
@@ -343,7 +361,7 @@ mod tests {
         ]);
         assert_eq!(
             Ideal::BfcArtifact.fct(&slow, &fmt, Bytes(0)),
-            Time::from_ns(8000 + 320 * 4)
+            Some(Time::from_ns(8000 + 320 * 4))
         );
     }
 
@@ -354,20 +372,23 @@ mod tests {
         let fmt = PacketFormat::default();
         let data = Time(2 * 83_840) + Time::from_us(2);
         let ack = Time(2 * 5_120) + Time::from_us(2);
-        assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(1000)), data + ack);
+        assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(1000)), Some(data + ack));
         // Three packets (1000, 1000, 1): the 49 B tail queues behind the second packet at the second hop, and
         // its ACK (sent 3.92 ns after ACK 2) waits 1.2 ns behind ACK 2.
         let data = Time(3 * 83_840 + 3_920) + Time::from_us(2);
         assert_eq!(
             Ideal::Exact.fct(&path, &fmt, Bytes(2001)),
-            data + ack + Time(1_200)
+            Some(data + ack + Time(1_200))
         );
         // Acknowledging every 4th packet, only the last packet's ACK is sent.
         let fmt4 = PacketFormat {
             ack_every: 4,
             ..fmt
         };
-        assert_eq!(Ideal::Exact.fct(&path, &fmt4, Bytes(2001)), data + ack);
+        assert_eq!(
+            Ideal::Exact.fct(&path, &fmt4, Bytes(2001)),
+            Some(data + ack)
+        );
     }
 
     #[test]
@@ -387,7 +408,7 @@ mod tests {
                 let fmt = PacketFormat { ack_every, ..fmt };
                 assert_eq!(
                     Ideal::Exact.fct(&path, &fmt, Bytes(size)),
-                    brute_force(&path, &fmt, Bytes(size))
+                    Some(brute_force(&path, &fmt, Bytes(size)))
                 );
             }
         }
@@ -402,6 +423,28 @@ mod tests {
                 rate: Rate::gbps(g),
                 delay: Time(d),
             })
+    }
+
+    #[test]
+    fn a_flow_past_the_time_range_has_no_ideal() {
+        let slow = PathProfile::mirrored(vec![
+            Hop {
+                rate: Rate(1),
+                delay: Time::from_us(1)
+            };
+            2
+        ]);
+        let fmt = PacketFormat::default();
+        // 100 MB at 1 b/s take 8·10⁸ s, past the ~213 days a u64 of picoseconds holds.
+        for ideal in [Ideal::Exact, Ideal::BfcArtifact, Ideal::Hpcc] {
+            assert_eq!(
+                ideal.fct(&slow, &fmt, Bytes(100_000_000)),
+                None,
+                "{ideal:?}"
+            );
+            assert!(ideal.fct(&slow, &fmt, Bytes(1_000)).is_some(), "{ideal:?}");
+        }
+        assert_eq!(Ideal::Exact.fct(&slow, &fmt, Bytes(u64::MAX)), None);
     }
 
     proptest! {
@@ -423,7 +466,7 @@ mod tests {
                 PathProfile { hops, ack_hops, same_rack: false }
             };
             let fmt = PacketFormat { payload, header, ack_size, ack_every };
-            prop_assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(size)), brute_force(&path, &fmt, Bytes(size)));
+            prop_assert_eq!(Ideal::Exact.fct(&path, &fmt, Bytes(size)), Some(brute_force(&path, &fmt, Bytes(size))));
         }
     }
 }

@@ -13,7 +13,8 @@
 //!   utilization per link set.
 //! - [`hop`] and [`budget`]: what per-hop flow control did (pauses, paused time per link and per queue, active
 //!   flows) and the Tofino2 hardware budget BFC would need.
-//! - [`output`]: `fct.csv`, HPCC's `fct.txt`, `summary.json` (all written atomically) and the console table.
+//! - [`output`]: `fct.csv`, HPCC's `fct.txt`, `summary.json` (all written atomically) and the console table;
+//!   `parquet` (feature `parquet`): `fct.parquet`, the per-flow records compressed.
 //!
 //! Times stay integer picoseconds throughout; floats appear only in reported statistics. The same records give
 //! byte-identical files.
@@ -26,6 +27,8 @@ pub mod hop;
 pub mod ideal;
 pub mod occupancy;
 pub mod output;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod record;
 pub mod summary;
 pub mod throughput;

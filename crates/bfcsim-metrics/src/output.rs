@@ -24,7 +24,7 @@ use crate::summary::{BucketRow, Summary};
 /// The temporary file is removed if `write` fails.
 pub fn write_atomic(
     path: impl AsRef<Path>,
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
     let path = path.as_ref();
     let mut tmp_name = path
@@ -90,8 +90,7 @@ pub fn write_fct_csv(
     records: &[FlowRecord],
     groups: &[String],
 ) -> io::Result<()> {
-    let mut sorted: Vec<&FlowRecord> = records.iter().collect();
-    sorted.sort_by_key(|r| r.id);
+    let sorted = by_id(records);
     write_atomic(path, |w| {
         writeln!(w, "{FCT_CSV_HEADER}")?;
         let mut line = String::with_capacity(128);
@@ -127,6 +126,13 @@ pub fn write_fct_csv(
         }
         Ok(())
     })
+}
+
+/// The records ordered by flow id, as the per-flow files list them.
+pub(crate) fn by_id(records: &[FlowRecord]) -> Vec<&FlowRecord> {
+    let mut sorted: Vec<&FlowRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| r.id);
+    sorted
 }
 
 /// HPCC's IP address of a node: `0x0b000001 + (id << 8)` (node ids up to 65535 survive HPCC's

@@ -226,6 +226,35 @@ impl Default for TwoDc {
 pub trait Build {
     /// The fabric as a [`Topology`], or a message saying which parameter is invalid.
     fn build(&self) -> Result<Topology, String>;
+
+    /// How large the fabric would be, known without building it (so that a run can be refused before
+    /// anything is allocated).
+    fn size(&self) -> Size;
+}
+
+/// The counts of a fabric, computed in 64 bits from the builder's 32-bit parameters so that no product of
+/// them wraps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    /// Hosts and switches.
+    pub nodes: u64,
+    /// Hosts.
+    pub hosts: u64,
+    /// Links (each has two ports).
+    pub links: u64,
+}
+
+impl Size {
+    /// Checks that node and port ids (32 bits) can number the fabric.
+    fn check(self) -> Result<(), String> {
+        if self.nodes > u64::from(u32::MAX) || 2 * self.links > u64::from(u32::MAX) {
+            return Err(format!(
+                "the fabric would have {} nodes and {} links, more than 32-bit node and port ids can number",
+                self.nodes, self.links
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn positive(name: &str, v: u32) -> Result<(), String> {
@@ -246,6 +275,7 @@ impl Build for LeafSpine {
         positive("hosts_per_tor", self.hosts_per_tor)?;
         positive("spines", self.spines)?;
         positive("links_per_spine", self.links_per_spine)?;
+        self.size().check()?;
         let mut t = Topology::new();
         let hosts = add_hosts(&mut t, self.tors * self.hosts_per_tor);
         let tors: Vec<NodeId> = (0..self.tors)
@@ -272,6 +302,16 @@ impl Build for LeafSpine {
         t.finish();
         Ok(t)
     }
+
+    fn size(&self) -> Size {
+        let (tors, spines) = (u64::from(self.tors), u64::from(self.spines));
+        let hosts = tors * u64::from(self.hosts_per_tor);
+        Size {
+            nodes: hosts + tors + spines,
+            hosts,
+            links: hosts + tors * spines * u64::from(self.links_per_spine),
+        }
+    }
 }
 
 impl Build for TwoDc {
@@ -279,6 +319,7 @@ impl Build for TwoDc {
         positive("tors", self.tors)?;
         positive("hosts_per_tor", self.hosts_per_tor)?;
         positive("spines", self.spines)?;
+        self.size().check()?;
         let mut t = Topology::new();
         let per_dc = (self.tors * self.hosts_per_tor) as usize;
         let hosts = add_hosts(&mut t, 2 * self.tors * self.hosts_per_tor);
@@ -313,6 +354,16 @@ impl Build for TwoDc {
         t.finish();
         Ok(t)
     }
+
+    fn size(&self) -> Size {
+        let (tors, spines) = (u64::from(self.tors), u64::from(self.spines));
+        let per_dc = tors * u64::from(self.hosts_per_tor);
+        Size {
+            nodes: 2 * (per_dc + tors + spines + 1),
+            hosts: 2 * per_dc,
+            links: 2 * (per_dc + tors * spines + spines) + 1,
+        }
+    }
 }
 
 impl Build for FatTree {
@@ -330,6 +381,7 @@ impl Build for FatTree {
                 self.cores, self.aggs_per_pod
             ));
         }
+        self.size().check()?;
         let mut t = Topology::new();
         let n_tors = self.pods * self.tors_per_pod;
         let hosts = add_hosts(&mut t, n_tors * self.hosts_per_tor);
@@ -380,6 +432,21 @@ impl Build for FatTree {
         t.finish();
         Ok(t)
     }
+
+    fn size(&self) -> Size {
+        let (pods, cores) = (u64::from(self.pods), u64::from(self.cores));
+        let tors = pods * u64::from(self.tors_per_pod);
+        let aggs = pods * u64::from(self.aggs_per_pod);
+        let hosts = tors * u64::from(self.hosts_per_tor);
+        let stripe = cores / u64::from(self.aggs_per_pod.max(1));
+        Size {
+            nodes: hosts + tors + aggs + cores,
+            hosts,
+            links: hosts
+                + tors * u64::from(self.aggs_per_pod) * u64::from(self.tor_agg_links)
+                + aggs * stripe * u64::from(self.agg_core_links),
+        }
+    }
 }
 
 impl Build for Star {
@@ -387,6 +454,7 @@ impl Build for Star {
         if self.hosts < 2 {
             return Err("a star needs at least 2 hosts".into());
         }
+        self.size().check()?;
         let mut t = Topology::new();
         let hosts = add_hosts(&mut t, self.hosts);
         let sw = t.add_node(NodeKind::Switch);
@@ -396,12 +464,22 @@ impl Build for Star {
         t.finish();
         Ok(t)
     }
+
+    fn size(&self) -> Size {
+        let hosts = u64::from(self.hosts);
+        Size {
+            nodes: hosts + 1,
+            hosts,
+            links: hosts,
+        }
+    }
 }
 
 impl Build for Dumbbell {
     fn build(&self) -> Result<Topology, String> {
         positive("left", self.left)?;
         positive("right", self.right)?;
+        self.size().check()?;
         let mut t = Topology::new();
         let left = add_hosts(&mut t, self.left);
         let right = add_hosts(&mut t, self.right);
@@ -415,6 +493,15 @@ impl Build for Dumbbell {
         t.connect(a, b, self.bottleneck_rate, self.bottleneck_delay);
         t.finish();
         Ok(t)
+    }
+
+    fn size(&self) -> Size {
+        let hosts = u64::from(self.left) + u64::from(self.right);
+        Size {
+            nodes: hosts + 2,
+            hosts,
+            links: hosts + 1,
+        }
     }
 }
 

@@ -151,7 +151,10 @@ impl SharedEcn {
             return Err(format!("ECN pmax {} is not a probability", self.pmax));
         }
         if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
-            return Err(format!("lambda {} must be a non-negative number", self.lambda));
+            return Err(format!(
+                "lambda {} must be a non-negative number",
+                self.lambda
+            ));
         }
         if let (Some(lo), Some(hi)) = (self.kmin, self.kmax)
             && lo > hi
@@ -225,12 +228,19 @@ mod tests {
         assert_eq!(m.red.kmin, Bytes(1_802_000));
         assert_eq!(m.red.pmax, 0.1);
         let cut = SharedEcn { cutoff: true, ..on }.derive(&pool);
-        assert_eq!((cut.red.kmin, cut.red.kmax), (Bytes(2_202_000), Bytes(2_202_000)));
+        assert_eq!(
+            (cut.red.kmin, cut.red.kmax),
+            (Bytes(2_202_000), Bytes(2_202_000))
+        );
         let given = SharedEcn {
             kmax: Some(Bytes(2_000_000)),
             ..on
         };
-        assert_eq!(given.derive(&pool).red.kmin, Bytes(1_200_000), "Kmin follows a given Kmax");
+        assert_eq!(
+            given.derive(&pool).red.kmin,
+            Bytes(1_200_000),
+            "Kmin follows a given Kmax"
+        );
         // A pool too small for B_R marks from its first byte rather than going negative.
         let tiny = PoolFacts {
             size: Bytes(100_000),
@@ -249,7 +259,10 @@ mod tests {
             pmax: 0.1,
         };
         let rate = |occupancy: u64, rng: &mut _| {
-            (0..20_000).filter(|_| red.should_mark(occupancy, rng)).count() as f64 / 20_000.0
+            (0..20_000)
+                .filter(|_| red.should_mark(occupancy, rng))
+                .count() as f64
+                / 20_000.0
         };
         assert_eq!(rate(1_800_000, &mut rng), 0.0);
         assert!((rate(2_202_000, &mut rng) - 0.05).abs() < 0.01);

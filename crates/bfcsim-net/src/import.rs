@@ -1,4 +1,4 @@
-//! Import of HPCC ns-3's `topology.txt` (GUIDE §6): `node_num switch_num link_num`, a line with the switch ids,
+//! Import of HPCC ns-3's `topology.txt` (`docs/FORMATS.md`): `node_num switch_num link_num`, a line with the switch ids,
 //! then one link per line `src dst rate delay error_rate`, with ns-3 units (`100Gbps`, `1000ns`, `0.001ms`).
 //! Parallel links between one pair stay distinct links.
 
@@ -44,6 +44,28 @@ pub fn parse_hpcc_topology(file: &Path, text: &str) -> Result<Topology, InputErr
             file,
             hl,
             format!("switch_num {switch_num} exceeds node_num {node_num}"),
+        ));
+    }
+    // Every node needs a link and every link a line: counts the file cannot hold are refused before anything
+    // is allocated for them.
+    let lines_left = text.lines().filter(|l| !l.trim().is_empty()).count() - 1;
+    if link_num > lines_left {
+        return Err(InputError::at(
+            file,
+            hl,
+            format!(
+                "link_num {link_num} is more than the {lines_left} lines that follow the header"
+            ),
+        ));
+    }
+    if node_num > lines_left.saturating_mul(2) {
+        return Err(InputError::at(
+            file,
+            hl,
+            format!(
+                "node_num {node_num} is more than the {lines_left} lines that follow the header can connect \
+                 (two nodes per link)"
+            ),
         ));
     }
     let mut is_switch = vec![false; node_num];
@@ -194,7 +216,7 @@ mod tests {
                 "header says 2 links but the file has 1",
             ),
             (
-                "3 1 1\n2 1\n0 2 100Gbps 1us 0\n",
+                "3 1 2\n2 1\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n",
                 "t.txt:2: the header says 1 switches",
             ),
             (
@@ -214,6 +236,14 @@ mod tests {
                 "switch id 5 is out of range",
             ),
             ("3 1 1\n2\n0 2 100Gbps 1us 0.01\n", "not modelled"),
+            (
+                "18446744073709551615 1 1\n2\n0 2 100Gbps 1us 0\n",
+                "t.txt:1: node_num 18446744073709551615 is more than the 2 lines that follow",
+            ),
+            (
+                "3 1 4000000000\n2\n0 2 100Gbps 1us 0\n",
+                "t.txt:1: link_num 4000000000 is more than the 2 lines",
+            ),
         ];
         for (text, want) in cases {
             let msg = parse(text).unwrap_err().to_string();

@@ -78,7 +78,9 @@ impl Routes {
             }
             for &src in &topo.hosts {
                 if src != dst && dist[src.idx()] == u32::MAX {
-                    return Err(format!("host {src} cannot reach host {dst}"));
+                    return Err(format!(
+                        "host {src} cannot reach host {dst}: no path through switches joins them"
+                    ));
                 }
             }
         }

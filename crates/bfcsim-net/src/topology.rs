@@ -76,7 +76,10 @@ pub enum LinkSet {
 impl LinkSet {
     /// Parses `host`, `fabric`, `core`, `link:N`, `to-host:N`, `to-host:A-B` or `port:N`.
     pub fn parse(text: &str) -> Result<LinkSet, String> {
-        if let Some((a, b)) = text.strip_prefix("to-host:").and_then(|r| r.split_once('-')) {
+        if let Some((a, b)) = text
+            .strip_prefix("to-host:")
+            .and_then(|r| r.split_once('-'))
+        {
             return match (a.parse::<u32>(), b.parse::<u32>()) {
                 (Ok(a), Ok(b)) if a <= b => Ok(LinkSet::ToHosts(a, b)),
                 _ => Err(format!(
@@ -99,6 +102,21 @@ impl LinkSet {
                     )),
                 }
             }
+        }
+    }
+}
+
+/// The spelling [`LinkSet::parse`] reads, so messages name a set as the user wrote it.
+impl std::fmt::Display for LinkSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkSet::Host => f.write_str("host"),
+            LinkSet::Fabric => f.write_str("fabric"),
+            LinkSet::Core => f.write_str("core"),
+            LinkSet::Link(n) => write!(f, "link:{n}"),
+            LinkSet::ToHost(n) => write!(f, "to-host:{n}"),
+            LinkSet::ToHosts(a, b) => write!(f, "to-host:{a}-{b}"),
+            LinkSet::Port(n) => write!(f, "port:{n}"),
         }
     }
 }
@@ -301,6 +319,9 @@ mod tests {
         assert_eq!(LinkSet::parse("link:3"), Ok(LinkSet::Link(3)));
         assert_eq!(LinkSet::parse("to-host:2"), Ok(LinkSet::ToHost(2)));
         assert!(LinkSet::parse("to-host:x").is_err());
+        for text in ["host", "fabric", "core", "link:3", "to-host:2", "port:1"] {
+            assert_eq!(LinkSet::parse(text).unwrap().to_string(), text);
+        }
         let t = Star {
             hosts: 3,
             rate: Rate::gbps(100),

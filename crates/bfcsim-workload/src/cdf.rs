@@ -368,8 +368,9 @@ impl SizeCdf {
                     return Err(InputError::file(
                         file,
                         format!(
-                            "invalid Pareto tail {t:?}: the shape must be finite and < 1, the scale positive, \
-                             and the cap at least the last size"
+                            "invalid Pareto tail (shape {}, scale {}, cap {}): the shape must be finite and < 1, the \
+                             scale positive, and the cap at least the last size",
+                            t.shape, t.scale, t.max
                         ),
                     ));
                 }

@@ -207,6 +207,20 @@ pub fn generate(
     basis: Option<&LoadBasis>,
     master_seed: u64,
 ) -> Result<Vec<FlowSpec>, WorkloadError> {
+    generate_at_most(spec, cdf, hosts, basis, master_seed, u64::MAX)
+}
+
+/// [`generate`], refusing with [`WorkloadError::TooManyFlows`] a workload expected to exceed `max_flows`
+/// flows, and stopping with [`WorkloadError::Runaway`] when the flows drawn exceed ten times those expected
+/// (an arrival process whose mean says little about one run, such as a lognormal with a large σ).
+pub fn generate_at_most(
+    spec: &WorkloadSpec,
+    cdf: Option<&SizeCdf>,
+    hosts: &HostSet,
+    basis: Option<&LoadBasis>,
+    master_seed: u64,
+    max_flows: u64,
+) -> Result<Vec<FlowSpec>, WorkloadError> {
     let invalid = WorkloadError::Invalid;
     let plan = plan(spec, cdf, basis)?;
     let endpoints = endpoints(spec, hosts.ids, hosts.racks)?;
@@ -220,6 +234,28 @@ pub fn generate(
     if !spec.incast.is_empty() && hosts.len() < 2 {
         return Err(invalid("an incast needs at least two hosts".into()));
     }
+    let expected = expected_flows(spec, &plan, &groups);
+    if expected > max_flows as f64 {
+        return Err(WorkloadError::TooManyFlows {
+            expected,
+            max: max_flows,
+        });
+    }
+    // Far more flows than expected mean an arrival process degenerate at this scale (gaps that round to zero
+    // picoseconds): stopped before it fills the memory.
+    let runaway = (10.0 * expected)
+        .max(expected + 10_000.0)
+        .min(max_flows as f64) as usize;
+    let room = |flows: &Vec<FlowSpec>| {
+        if flows.len() > runaway {
+            Err(WorkloadError::Runaway {
+                expected,
+                drawn: flows.len(),
+            })
+        } else {
+            Ok(())
+        }
+    };
 
     let mut flows = Vec::new();
     if let (true, Some(cdf)) = (plan.background_rate > 0.0, cdf) {
@@ -252,6 +288,7 @@ pub fn generate(
                 incast: false,
                 group: None,
             });
+            room(&flows)?;
         }
     }
     for (i, (inc, &period)) in spec.incast.iter().zip(&plan.incast_periods).enumerate() {
@@ -266,6 +303,7 @@ pub fn generate(
         };
         while t < spec.duration {
             incast_event(&mut flows, &mut rng, hosts, inc, t, class);
+            room(&flows)?;
             t = t.saturating_add(match inc.arrival {
                 IncastArrival::Periodic => period,
                 IncastArrival::Poisson => gaps.next_gap(&mut rng),
@@ -274,7 +312,7 @@ pub fn generate(
     }
     for (i, g) in groups.iter().enumerate() {
         let mut rng = stream(master_seed, Stream::Workload(GROUP_STREAMS + i as u32));
-        g.generate(&mut flows, &mut rng, spec, i as u16);
+        g.generate(&mut flows, &mut rng, spec, i as u16, &room)?;
     }
     flows.sort_by_key(|f| f.start);
     Ok(flows)
@@ -319,7 +357,7 @@ fn group_plan<'a>(
     }
     if g.from != Senders::Any && hosts.racks.len() != hosts.ids.len() {
         return Err(invalid(format!(
-            "`from = {:?}` needs the rack of every host, but {} rack indices for {} hosts were given",
+            "`from = \"{}\"` needs the rack of every host, but {} rack indices for {} hosts were given",
             g.from,
             hosts.racks.len(),
             hosts.ids.len()
@@ -338,7 +376,7 @@ fn group_plan<'a>(
         .collect();
     if senders.is_empty() {
         return Err(invalid(format!(
-            "no host is eligible to send with `from = {:?}`",
+            "no host is eligible to send with `from = \"{}\"`",
             g.from
         )));
     }
@@ -379,14 +417,15 @@ fn group_plan<'a>(
 }
 
 impl GroupPlan<'_> {
-    /// Appends the group's flows, tagged `index`.
+    /// Appends the group's flows, tagged `index`, while `room` allows.
     fn generate<R: rand::Rng + ?Sized>(
         &self,
         flows: &mut Vec<FlowSpec>,
         rng: &mut R,
         spec: &WorkloadSpec,
         index: u16,
-    ) {
+        room: &dyn Fn(&Vec<FlowSpec>) -> Result<(), WorkloadError>,
+    ) -> Result<(), WorkloadError> {
         let g = self.spec;
         let flow = |src, start| FlowSpec {
             src,
@@ -418,11 +457,35 @@ impl GroupPlan<'_> {
                     }
                     let src = self.senders[rng.random_range(0..self.senders.len())];
                     flows.push(flow(src, t));
+                    room(flows)?;
                 }
             }
             (None, None) => unreachable!("checked: a count or a load"),
         }
+        Ok(())
     }
+}
+
+/// The flows `spec` is expected to generate: the background's and the load groups' rates over their windows,
+/// each incast's events times its degree, each counted group's count.
+fn expected_flows(spec: &WorkloadSpec, plan: &Plan, groups: &[GroupPlan]) -> f64 {
+    let secs = spec.duration.secs_f64();
+    let background = plan.background_rate * secs;
+    let incasts: f64 = spec
+        .incast
+        .iter()
+        .zip(&plan.incast_periods)
+        .map(|(inc, period)| (secs / period.secs_f64() + 1.0) * f64::from(inc.degree))
+        .sum();
+    let grouped: f64 = groups
+        .iter()
+        .map(|g| match (g.spec.count, g.rate) {
+            (Some(count), _) => f64::from(count),
+            (None, Some(rate)) => rate * spec.duration.saturating_sub(g.spec.start).secs_f64(),
+            (None, None) => 0.0,
+        })
+        .sum();
+    background + incasts + grouped + spec.long_lived.len() as f64
 }
 
 /// The background's endpoint chooser: `sources`/`destinations` subsets, rack locality, blocks of hosts, or

@@ -40,7 +40,7 @@ pub use cdf::{CdfFormat, CdfOptions, GpdTail, Interpolation, SizeCdf, SizeUnit};
 pub use endpoints::Endpoints;
 pub use error::WorkloadError;
 pub use flowfile::{FlowFile, load_flow_file, parse_flow_file};
-pub use generate::{HostSet, LoadBasis, Plan, generate, long_lived, plan};
+pub use generate::{HostSet, LoadBasis, Plan, generate, generate_at_most, long_lived, plan};
 pub use load::LoadTarget;
 pub use spec::{
     ArrivalKind, GroupSpec, IncastArrival, IncastSpec, LongLivedSpec, Senders, WorkloadSpec,

@@ -213,6 +213,17 @@ pub enum Senders {
     SameRack,
 }
 
+/// The spelling of the experiment file (`any`, `other-racks`, `same-rack`).
+impl std::fmt::Display for Senders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Senders::Any => "any",
+            Senders::OtherRacks => "other-racks",
+            Senders::SameRack => "same-rack",
+        })
+    }
+}
+
 /// A named group of flows of one fixed size to one destination (`[[workload.group]]`), reported apart in
 /// `fct.csv` and the summary. Either `count` flows that all start at `start` (BFC App. A.1, Fig. 15: long-running
 /// flows to one receiver), or Poisson arrivals from `start` to the workload's `duration` that offer `load` of the
@@ -248,7 +259,73 @@ pub struct GroupSpec {
 /// Background source and destination host indices, from `sources` and `destinations`.
 pub type Subsets = (Vec<usize>, Vec<usize>);
 
+/// The largest lognormal σ: beyond it nearly every gap rounds to zero picoseconds and rare gaps are
+/// astronomically long, so no run of sensible length sees the mean rate the load asks for.
+pub const MAX_SIGMA: f64 = 10.0;
+
 impl WorkloadSpec {
+    /// Checks each value for its domain (the checks that need the topology come later, in [`crate::plan`] and
+    /// [`crate::generate`]); the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.load.is_finite() && self.load >= 0.0) {
+            return Err(format!(
+                "workload.load = {} must be a number at least 0 (a fraction of the `load_on` links' capacity)",
+                self.load
+            ));
+        }
+        if let Some(sigma) = self.sigma {
+            if !(sigma > 0.0 && sigma <= MAX_SIGMA) {
+                return Err(format!(
+                    "workload.sigma = {sigma} must be in (0, {MAX_SIGMA}]: beyond it almost every gap between \
+                     arrivals rounds to zero and no run sees the mean rate"
+                ));
+            }
+        }
+        if self.duration == Time::ZERO {
+            return Err(
+                "workload.duration = 0ps must be positive: flows start in [0, duration)".into(),
+            );
+        }
+        if let Some(p) = self.locality {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(format!(
+                    "workload.locality = {p} must be a fraction in [0, 1]"
+                ));
+            }
+        }
+        if self.classes == 0 || self.class as u32 + self.classes as u32 > 256 {
+            return Err(format!(
+                "workload.classes = {} must be at least 1, and class + classes ({} + {}) at most 256",
+                self.classes, self.class, self.classes
+            ));
+        }
+        if let Some(b) = self.bytes_per_packet {
+            if b == 0 {
+                return Err("workload.bytes_per_packet = 0 must be at least 1".into());
+            }
+        }
+        for (i, g) in self.group.iter().enumerate() {
+            if let Some(load) = g.load {
+                if !(load.is_finite() && load > 0.0) {
+                    return Err(format!(
+                        "workload.group.{i}.load = {load} must be a positive fraction of the destination's link"
+                    ));
+                }
+            }
+        }
+        for (i, inc) in self.incast.iter().enumerate() {
+            if let Some(share) = inc.share {
+                if !(share.is_finite() && share > 0.0) {
+                    return Err(format!(
+                        "workload.incast.{i}.share = {share} must be a positive fraction of the `load_on` links' \
+                         capacity"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The background's source and destination host indices when `sources` or `destinations` restricts them
     /// (`None`: all-to-all), checked against `hosts` hosts.
     pub fn subsets(&self, hosts: usize) -> Result<Option<Subsets>, WorkloadError> {

@@ -35,6 +35,9 @@ pub fn run(duration: &str, scaling: bool, threads: &[usize]) -> Result<(), Strin
         [] => vec![1],
         t => t.to_vec(),
     };
+    if let Some(i) = (1..threads.len()).find(|&i| threads[..i].contains(&threads[i])) {
+        return Err(format!("--threads lists {} twice", threads[i]));
+    }
     let mut scenarios = vec![(
         "CLOS-128 google 60%+5% incast, DCTCP",
         vec![format!("workload.duration={duration}")],
@@ -72,7 +75,10 @@ pub fn run(duration: &str, scaling: bool, threads: &[usize]) -> Result<(), Strin
         let flows = prepared.flows.len();
         let out = simulate(&config, prepared, |_| {})?;
         if !out.violations.is_empty() {
-            return Err(format!("{name}: invariants violated: {:?}", out.violations));
+            return Err(format!(
+                "{name}: invariants violated: {}",
+                out.violations.join("; ")
+            ));
         }
         let c = out.counters;
         println!(

@@ -27,12 +27,15 @@ use std::path::{Path, PathBuf};
 use bfcsim_core::{InputError, Rate, Time};
 use bfcsim_metrics::{BucketScheme, BudgetConfig, Ideal, PacketFormat};
 use bfcsim_net::Topology;
-use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Star, TwoDc};
+use bfcsim_net::build::{Build, Dumbbell, FatTree, LeafSpine, Size, Star, TwoDc};
 use bfcsim_net::import::read_hpcc_topology;
 use bfcsim_schemes::cc::CcConfig;
 use bfcsim_sim::{FlowControl, NicConfig, SwitchConfig};
 use bfcsim_workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
+
+use crate::limits::LimitsConfig;
+use crate::outputs::OutputConfig;
 
 /// A whole experiment.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -74,6 +77,12 @@ pub struct ExperimentConfig {
     /// How to report.
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// Which files to write.
+    #[serde(default)]
+    pub output: OutputConfig,
+    /// What the run may ask of the machine.
+    #[serde(default)]
+    pub limits: LimitsConfig,
 }
 
 fn default_name() -> String {
@@ -255,6 +264,27 @@ impl FatTreeConfig {
 }
 
 impl TopologyConfig {
+    /// The size of a built fabric, known before it is built; `None` for an imported file (read whole, its
+    /// counts checked against its lines).
+    pub fn size(&self) -> Option<Size> {
+        match self {
+            TopologyConfig::LeafSpine(t) => Some(t.size()),
+            TopologyConfig::FatTree(t) => t.resolve().ok().map(|t| t.size()),
+            TopologyConfig::Star(t) => Some(t.size()),
+            TopologyConfig::Dumbbell(t) => Some(t.size()),
+            TopologyConfig::TwoDc(t) => Some(t.size()),
+            TopologyConfig::Hpcc(_) => None,
+        }
+    }
+
+    /// What errors about the fabric name: the imported file, or `topology`.
+    pub fn source(&self, base: &Path) -> String {
+        match self {
+            TopologyConfig::Hpcc(h) => base.join(&h.file).display().to_string(),
+            _ => "topology".into(),
+        }
+    }
+
     /// Builds (or reads) the topology; relative paths are resolved against `base`.
     pub fn build(&self, base: &Path) -> Result<Topology, String> {
         match self {
@@ -263,8 +293,9 @@ impl TopologyConfig {
             TopologyConfig::Star(t) => t.build(),
             TopologyConfig::Dumbbell(t) => t.build(),
             TopologyConfig::TwoDc(t) => t.build(),
+            // The file's errors name the file.
             TopologyConfig::Hpcc(h) => {
-                read_hpcc_topology(&base.join(&h.file)).map_err(|e| e.to_string())
+                return read_hpcc_topology(&base.join(&h.file)).map_err(|e| e.to_string());
             }
         }
         .map_err(|e| format!("topology: {e}"))
@@ -292,6 +323,22 @@ pub struct RunConfig {
     /// synchronise every link delay. The results are identical for any number; it only changes the speed.
     /// One when the run cannot be split (no link delay, or `switch.drop_notification`).
     pub threads: usize,
+}
+
+impl RunConfig {
+    /// Checks each value for its domain.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.sample_interval == Time::ZERO {
+            return Err("run.sample_interval = 0ps must be positive".into());
+        }
+        if !(1..=64).contains(&self.threads) {
+            return Err(format!("run.threads = {} must be in 1..=64", self.threads));
+        }
+        if self.max_time == Some(Time::ZERO) {
+            return Err("run.max_time = 0ps must be positive".into());
+        }
+        Ok(())
+    }
 }
 
 impl Default for RunConfig {
@@ -357,27 +404,16 @@ impl ExperimentConfig {
     }
 }
 
-/// Converts a byte offset in `text` to a 1-based line number.
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 /// Parses an experiment from TOML text, applying `overrides` (`KEY=VALUE`, dotted keys). Errors name the file
-/// and line, or the override.
+/// and the line, or the `--set`, that the problem comes from ([`crate::locate`]).
 pub fn parse_experiment(
     file: &Path,
     text: &str,
     overrides: &[String],
 ) -> Result<ExperimentConfig, InputError> {
-    let toml_error = |e: toml::de::Error| match e.span() {
-        Some(span) => InputError::at(
-            file,
-            line_of(text, span.start),
-            e.message().trim().to_string(),
-        ),
-        None => InputError::file(file, e.message().trim().to_string()),
-    };
+    let toml_error = |e: toml::de::Error| crate::locate::toml_error(file, text, &e);
     let mut table: toml::Table = toml::from_str(text).map_err(toml_error)?;
+    let file_table = table.clone();
     for o in overrides {
         apply_override(&mut table, o)
             .map_err(|m| InputError::file(file, format!("--set {o}: {m}")))?;
@@ -388,9 +424,23 @@ pub fn parse_experiment(
         toml::from_str::<ExperimentConfig>(text)
     })
     .map_err(toml_error)?;
-    let config = resolve(table).map_err(|e| InputError::file(file, e))?;
-    validate(&config).map_err(|m| InputError::file(file, m))?;
+    let config = resolve(table)
+        .map_err(|e| InputError::file(file, blame_override(&file_table, overrides, e)))?;
+    validate(&config).map_err(|m| crate::locate::blame(file, text, overrides, m))?;
     Ok(config)
+}
+
+/// The error of resolving `table` with `overrides` (which apply cleanly), naming the first override that
+/// makes it fail: a value of the wrong type is only found when the whole configuration is read.
+fn blame_override(table: &toml::Table, overrides: &[String], error: String) -> String {
+    let mut table = table.clone();
+    for o in overrides {
+        let _ = apply_override(&mut table, o);
+        if let Err(e) = resolve(table.clone()) {
+            return format!("--set {o}: {e}");
+        }
+    }
+    error
 }
 
 /// The scheme an experiment table names (`dctcp` when it names none).
@@ -428,17 +478,21 @@ fn resolve(table: toml::Table) -> Result<ExperimentConfig, String> {
     with_preset_tags(name, || {
         ExperimentConfig::deserialize(toml::Value::Table(merged))
     })
-    .map_err(|e| format!("after --set overrides: {}", e.message().trim()))
+    .map_err(|e| e.message().trim().to_string())
 }
 
 /// The configuration of `bfcsim replay`: the `--set` assignments over scheme `scheme`'s preset.
 pub fn replay_config(scheme: &str, overrides: &[String]) -> Result<ExperimentConfig, String> {
-    let mut table = toml::Table::new();
-    for o in std::iter::once(format!("scheme.name={scheme}")).chain(overrides.iter().cloned()) {
-        apply_override(&mut table, &o).map_err(|e| format!("--set {o}: {e}"))?;
+    let mut base = toml::Table::new();
+    base.insert("name".into(), toml::Value::String("replay".into()));
+    apply_override(&mut base, &format!("scheme.name={scheme}"))
+        .map_err(|e| format!("--scheme {scheme}: {e}"))?;
+    let mut table = base.clone();
+    for o in overrides {
+        apply_override(&mut table, o).map_err(|e| format!("--set {o}: {e}"))?;
     }
-    table.insert("name".into(), toml::Value::String("replay".into()));
-    let config = resolve(table)?;
+    let config = resolve(table).map_err(|e| blame_override(&base, overrides, e))?;
+    // The messages name their key, which only `--set` can have given.
     validate_sections(&config)?;
     Ok(config)
 }
@@ -448,13 +502,34 @@ pub fn load_experiment(path: &Path, overrides: &[String]) -> Result<ExperimentCo
     parse_experiment(path, &bfcsim_core::input::read_to_string(path)?, overrides)
 }
 
-/// Checks the switch, NIC and scheme sections.
+/// Checks every section but the flows': the name, the switch, NIC and scheme, the run, outputs and limits.
 fn validate_sections(c: &ExperimentConfig) -> Result<(), String> {
+    validate_name(&c.name)?;
     c.switch.validate()?;
     c.nic.validate()?;
     c.cc.validate()?;
     c.flow_control.validate(&c.switch)?;
-    c.metrics.budget.validate(c.switch.queues_per_port)
+    c.metrics.budget.validate(c.switch.queues_per_port)?;
+    c.run.validate()?;
+    c.output.validate()?;
+    if c.limits.samples == 0 || c.limits.memory == Some(bfcsim_core::Bytes(0)) {
+        return Err("limits.samples and limits.memory must be positive".into());
+    }
+    Ok(())
+}
+
+/// The name becomes the directory `out/<name>`: one plain path component, which cannot escape `out/`.
+fn validate_name(name: &str) -> Result<(), String> {
+    let plain = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if name.is_empty() || !plain || name.starts_with('.') || name.len() > 128 {
+        return Err(format!(
+            "name = {name:?} must be a plain name of at most 128 letters, digits, `-`, `_` and `.`, not starting \
+             with `.` (the default output directory is out/<name>)"
+        ));
+    }
+    Ok(())
 }
 
 fn validate(c: &ExperimentConfig) -> Result<(), String> {
@@ -462,7 +537,8 @@ fn validate(c: &ExperimentConfig) -> Result<(), String> {
     match (&c.workload, &c.flows) {
         (None, None) => Err("give a [workload] or a [flows] file".into()),
         (Some(_), Some(_)) => Err("give either a [workload] or a [flows] file, not both".into()),
-        _ => Ok(()),
+        (Some(w), None) => w.validate(),
+        (None, Some(_)) => Ok(()),
     }
 }
 

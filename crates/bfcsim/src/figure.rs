@@ -53,7 +53,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use bfcsim_core::InputError;
 use bfcsim_plot::Unit;
 use serde::Deserialize;
 
@@ -564,21 +563,9 @@ pub struct Figure {
     pub metrics: BTreeMap<String, Metric>,
 }
 
-/// Converts a byte offset in `text` to a 1-based line number.
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
-}
-
 /// Parses TOML `text` of `file` into `T`, errors with the file and line.
 fn parse_toml<T: serde::de::DeserializeOwned>(file: &Path, text: &str) -> Result<T, String> {
-    toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim().to_string();
-        match e.span() {
-            Some(span) => InputError::at(file, line_of(text, span.start), msg),
-            None => InputError::file(file, msg),
-        }
-        .to_string()
-    })
+    toml::from_str(text).map_err(|e| crate::locate::toml_error(file, text, &e).to_string())
 }
 
 /// Reads `palette.toml` in `dir`: `[colours]` label = "#rrggbb".

@@ -4,11 +4,16 @@
 //! ([`store`], each run's [`digest`]); a figure of a paper is a definition ([`figure`]) that [`reproduce`] runs
 //! and [`report`] turns into `report.md` and charts.
 
+pub mod arbitrary_run;
 pub mod bench;
 pub mod digest;
 pub mod experiment;
 pub mod figure;
+pub mod fuzz_targets;
+pub mod limits;
 pub mod load;
+pub mod locate;
+pub mod outputs;
 pub mod presets;
 pub mod report;
 pub mod reproduce;

@@ -58,7 +58,7 @@ pub fn load_basis(
     let ports = topo.ports_in_set(set);
     if ports.is_empty() {
         return Err(format!(
-            "workload.load_on: the topology has no {set:?} links"
+            "workload.load_on: the topology has no `{set}` links"
         ));
     }
     let capacity_bps: f64 = ports
@@ -115,7 +115,7 @@ pub fn load_basis(
     };
     if background <= 0.0 {
         return Err(format!(
-            "workload.load_on: flows never cross the {set:?} links, so no load can be put on them"
+            "workload.load_on: flows never cross the `{set}` links, so no load can be put on them"
         ));
     }
     Ok(LoadBasis {

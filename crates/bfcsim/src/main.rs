@@ -8,7 +8,8 @@ use std::time::Instant;
 use bfcsim::experiment::{
     ExperimentConfig, FlowsConfig, HpccTopology, TopologyConfig, load_experiment,
 };
-use bfcsim::runner::{Outcome, Prepared, prepare, simulate, write_outputs};
+use bfcsim::outputs::{OutputFile, Staging, write_outputs};
+use bfcsim::runner::{Outcome, Prepared, prepare, simulate};
 use bfcsim::store::{RunSpec, Source, Store};
 use bfcsim::sweep::{self, Sweep};
 use bfcsim_metrics::{render_table, write_atomic};
@@ -43,14 +44,16 @@ enum Command {
         #[arg(long = "sweep", value_name = "KEY=V1,V2,...")]
         sweep: Vec<String>,
         /// Runs of a sweep to simulate at once (each run's results do not depend on it).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = at_least_one)]
         jobs: usize,
         /// Master seed (overrides the file's `seed`).
         #[arg(long)]
         seed: Option<u64>,
-        /// Output directory (default `out/<name>`).
+        /// Output directory (default `out/<name>`), replaced as a whole when the run ends.
         #[arg(long)]
         out: Option<PathBuf>,
+        #[command(flatten)]
+        outputs: Outputs,
         /// After the run, compare its `fct.txt` with this HPCC-format `fct.txt` of the same flows (as `compare`).
         #[arg(long, value_name = "REFERENCE_FCT")]
         compare: Option<PathBuf>,
@@ -74,9 +77,11 @@ enum Command {
         /// Master seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Output directory.
+        /// Output directory, replaced as a whole when the run ends.
         #[arg(long)]
         out: PathBuf,
+        #[command(flatten)]
+        outputs: Outputs,
         /// After the run, compare its `fct.txt` with this HPCC-format `fct.txt` of the same flows (as `compare`).
         #[arg(long, value_name = "REFERENCE_FCT")]
         compare: Option<PathBuf>,
@@ -84,7 +89,7 @@ enum Command {
         compare_options: CompareOptions,
     },
     /// Compare two HPCC-format `fct.txt` files of the same flows (e.g. HPCC's ns-3 and a replay): p50 and p99
-    /// slowdown per size bucket side by side, and how many buckets agree within the tolerance.
+    /// slowdown per size bucket side by side. Exits with status 4 when a bucket is outside the tolerance.
     Compare {
         /// The reference `fct.txt` (its standalone FCTs divide both sides).
         #[arg(long)]
@@ -105,7 +110,7 @@ enum Command {
         scaling: bool,
         /// Thread counts to run each scenario with (`run.threads`), comma-separated. Default: 1, then the
         /// machine's core count.
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', value_parser = at_least_one)]
         threads: Vec<usize>,
     },
     /// List every scheme with its parameters and defaults.
@@ -123,7 +128,7 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Runs simulated at once (default: the machine's cores).
-        #[arg(long)]
+        #[arg(long, value_parser = at_least_one)]
         jobs: Option<usize>,
         /// Root of reports (`OUT/NAME`) and runs (`OUT/runs`, shared between figures).
         #[arg(long, default_value = "out/reproduce")]
@@ -159,6 +164,38 @@ struct CompareOptions {
     /// Matched flows' start times may differ by this many ns (ns-3 truncates `flow.txt`'s seconds).
     #[arg(long, default_value_t = 1)]
     start_tolerance_ns: u64,
+    /// Print the comparison but exit 0 even when buckets fall outside the tolerance.
+    #[arg(long)]
+    report_only: bool,
+}
+
+/// Which files a run writes.
+#[derive(clap::Args)]
+struct Outputs {
+    /// Files to write besides `run.json`, comma-separated: `fct.parquet`, `fct.csv`, `fct.txt`, `pfc.txt`,
+    /// `summary.json`, or `all` (overrides `[output] files`; default `fct.parquet,summary.json`).
+    #[arg(long, value_name = "FILES")]
+    outputs: Option<String>,
+}
+
+impl Outputs {
+    /// `set` and the `--set` override `--outputs` stands for.
+    fn overrides(&self, set: &[String]) -> Result<Vec<String>, String> {
+        let mut all = set.to_vec();
+        if let Some(list) = &self.outputs {
+            all.push(bfcsim::outputs::outputs_override(list)?);
+        }
+        Ok(all)
+    }
+}
+
+/// A count of at least one (`--jobs`, `--threads`).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -180,6 +217,7 @@ fn real_main() -> Result<ExitCode, String> {
             jobs,
             seed,
             out,
+            outputs,
             compare,
             ..
         } if !sweep.is_empty() => {
@@ -190,6 +228,9 @@ fn real_main() -> Result<ExitCode, String> {
                 .iter()
                 .map(|s| Sweep::parse(s))
                 .collect::<Result<Vec<_>, _>>()?;
+            sweep::check_keys(&sweeps)?;
+            sweep::check_size(&sweeps)?;
+            let set = outputs.overrides(&set)?;
             run_sweep(&experiment, &set, &sweeps, seed, out, jobs)
         }
         Command::Run {
@@ -197,18 +238,21 @@ fn real_main() -> Result<ExitCode, String> {
             set,
             seed,
             out,
+            outputs,
             compare,
             compare_options,
             ..
         } => {
+            let set = outputs.overrides(&set)?;
             let mut config = load_experiment(&experiment, &set).map_err(|e| e.to_string())?;
             if let Some(seed) = seed {
                 config.seed = seed;
             }
             let base = experiment.parent().unwrap_or(Path::new(".")).to_path_buf();
             let out = out.unwrap_or_else(|| Path::new("out").join(&config.name));
+            let staged = Staging::begin(&out)?;
             // Problems found while building the fabric or the workload belong to the experiment file.
-            let code = execute(&config, &base, &out)
+            let code = execute(&mut config, &base, staged, compare.is_some())
                 .map_err(|e| format!("{}: {e}", experiment.display()))?;
             compare_after(code, compare.as_deref(), &out, &compare_options)
         }
@@ -219,21 +263,29 @@ fn real_main() -> Result<ExitCode, String> {
             set,
             seed,
             out,
+            outputs,
             compare,
             compare_options,
         } => {
+            let set = outputs.overrides(&set)?;
             let mut config = bfcsim::experiment::replay_config(&scheme, &set)?;
             config.seed = seed;
             config.topology = TopologyConfig::Hpcc(HpccTopology { file: topology });
             config.flows = Some(FlowsConfig { file: flows });
-            let code = execute(&config, Path::new("."), &out)?;
+            // Paths on the command line are the user's, relative to the working directory, as written.
+            let code = execute(
+                &mut config,
+                Path::new(""),
+                Staging::begin(&out)?,
+                compare.is_some(),
+            )?;
             compare_after(code, compare.as_deref(), &out, &compare_options)
         }
         Command::Compare {
             reference,
             ours,
             options,
-        } => compare_files(&reference, &ours, &options).map(|()| ExitCode::SUCCESS),
+        } => compare_files(&reference, &ours, &options),
         Command::Bench {
             duration,
             scaling,
@@ -334,21 +386,31 @@ fn list_figures(all: &[bfcsim::figure::Figure]) {
     }
 }
 
-/// Runs `compare` on a finished run's `fct.txt` when the user asked for it.
+/// Runs `compare` on a finished run's `fct.txt` when the user asked for it; the run's own failure comes first.
 fn compare_after(
     code: ExitCode,
     reference: Option<&Path>,
     out: &Path,
     options: &CompareOptions,
 ) -> Result<ExitCode, String> {
-    if let Some(reference) = reference {
-        compare_files(reference, &out.join("fct.txt"), options)?;
+    match reference {
+        Some(reference) if code == ExitCode::SUCCESS => {
+            compare_files(reference, &out.join("fct.txt"), options)
+        }
+        _ => Ok(code),
     }
-    Ok(code)
 }
 
-/// Prints one side-by-side table per bucket scheme of `options`.
-fn compare_files(reference: &Path, ours: &Path, options: &CompareOptions) -> Result<(), String> {
+/// Exit status of a comparison outside its tolerance (1 is an error, 3 a run that violated its invariants).
+const COMPARISON_FAILED: u8 = 4;
+
+/// Prints one side-by-side table per bucket scheme of `options`; fails (status 4, unless `--report-only`)
+/// when a bucket's p50 or p99 is outside the tolerance, saying which.
+fn compare_files(
+    reference: &Path,
+    ours: &Path,
+    options: &CompareOptions,
+) -> Result<ExitCode, String> {
     use bfcsim_metrics::compare::{compare, parse_hpcc_fct};
     if !(options.tolerance > 0.0 && options.tolerance.is_finite()) {
         return Err(format!(
@@ -369,6 +431,7 @@ fn compare_files(reference: &Path, ours: &Path, options: &CompareOptions) -> Res
         ours.display(),
         mine.len()
     );
+    let mut outside = Vec::new();
     for spec in &options.buckets {
         let scheme: bfcsim_metrics::BucketScheme =
             spec.parse().map_err(|e| format!("--buckets: {e}"))?;
@@ -387,8 +450,29 @@ fn compare_files(reference: &Path, ours: &Path, options: &CompareOptions) -> Res
             )
         })?;
         println!("\nbuckets {spec}:\n{}", c.render("reference", "ours"));
+        let (p50, p99, m) = c.within();
+        if p50 < m || p99 < m {
+            outside.push(format!(
+                "buckets {spec}: {} of {m} outside at p50, {} at p99",
+                m - p50,
+                m - p99
+            ));
+        }
     }
-    Ok(())
+    if outside.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let verdict = format!(
+        "the comparison fails its tolerance of {}%: {}",
+        options.tolerance * 100.0,
+        outside.join("; ")
+    );
+    if options.report_only {
+        eprintln!("{verdict} (--report-only: exit status 0)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("error: {verdict}");
+    Ok(ExitCode::from(COMPARISON_FAILED))
 }
 
 /// Runs every point of `sweeps` over `experiment` (with `set` applied first), `jobs` at a time, through the run
@@ -420,6 +504,16 @@ fn run_sweep(
             .resolve()
         })
         .collect::<Result<Vec<_>, String>>()?;
+    // Two points that resolve to one configuration would be one run in one directory, counted twice.
+    for (i, run) in runs.iter().enumerate() {
+        if let Some(j) = runs[..i].iter().position(|r| r.key == run.key) {
+            return Err(format!(
+                "--sweep: the points `{}` and `{}` are the same run (the values differ only in spelling)",
+                points[j].join(" "),
+                points[i].join(" ")
+            ));
+        }
+    }
     let name = load_experiment(experiment, set)
         .map_err(|e| e.to_string())?
         .name;
@@ -514,7 +608,21 @@ fn simulate_to(
     Ok(outcome)
 }
 
-fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCode, String> {
+/// Runs `config` and writes its outputs into `staged`, which replaces its target as a whole at the end (the
+/// caller begins it before anything runs, so that a target that is not ours to replace is refused at once);
+/// with `compare`, the run also writes the `fct.txt` the comparison reads.
+fn execute(
+    config: &mut ExperimentConfig,
+    base: &Path,
+    staged: Staging,
+    compare: bool,
+) -> Result<ExitCode, String> {
+    if compare && !config.output.wants(OutputFile::FctTxt) {
+        config.output.files.push(OutputFile::FctTxt);
+    }
+    let config = &*config;
+    let out = staged.target().to_path_buf();
+    let out = out.as_path();
     let prepared = prepare(config, base)?;
     let plan = prepared.plan.clone();
     let flows = prepared.flows.len();
@@ -530,14 +638,19 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
         eprintln!("offered: {p}");
     }
     let bar = bfcsim::store::progress_bar(flows, "flows {msg}");
-    let outcome = simulate_to(config, prepared, out, bar.as_ref())?;
+    let outcome = simulate_to(config, prepared, staged.dir(), bar.as_ref())?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    staged.commit()?;
     println!("{}", render_table(&outcome.summary));
     let c = &outcome.counters;
+    let written: Vec<&str> = std::iter::once(bfcsim::outputs::RUN_JSON)
+        .chain(config.output.files.iter().map(|f| f.name()))
+        .filter(|f| out.join(f).exists())
+        .collect();
     println!(
-        "simulated {} in {:.2} s on {} thread{}: {} events ({:.2} M/s), {} packet-hops ({:.2} M/s); outputs in {}",
+        "simulated {} in {:.2} s on {} thread{}: {} events ({:.2} M/s), {} packet-hops ({:.2} M/s); wrote {} in {}",
         outcome.end,
         outcome.wall_secs,
         outcome.threads,
@@ -546,6 +659,7 @@ fn execute(config: &ExperimentConfig, base: &Path, out: &Path) -> Result<ExitCod
         c.events as f64 / outcome.wall_secs / 1e6,
         c.hops,
         c.hops as f64 / outcome.wall_secs / 1e6,
+        written.join(", "),
         out.display()
     );
     if !outcome.violations.is_empty() {

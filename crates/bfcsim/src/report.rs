@@ -43,6 +43,29 @@ impl Results<'_> {
             .map(|v| v.iter().sum::<f64>() / v.len() as f64)
     }
 
+    /// `metric` of series `s` over `metric` of series `o` at `x`, seed by seed (empty unless both measured it
+    /// for every seed): the spread behind the mean [`Results::value`] ratios.
+    fn seed_ratios(&self, metric: &Metric, s: usize, o: usize, x: Option<f64>) -> Vec<f64> {
+        let of = |series: usize| -> Option<Vec<(u64, f64)>> {
+            self.runs
+                .iter()
+                .zip(self.digests)
+                .filter(|(r, _)| r.series == series && r.x == x)
+                .map(|(r, d)| metric.of(d).map(|v| (r.seed, v)))
+                .collect()
+        };
+        let (Some(a), Some(b)) = (of(s), of(o)) else {
+            return Vec::new();
+        };
+        a.iter()
+            .filter_map(|&(seed, v)| {
+                let (_, w) = b.iter().find(|&&(t, _)| t == seed)?;
+                Some(v / w)
+            })
+            .filter(|q| q.is_finite())
+            .collect()
+    }
+
     /// The series that ran at `x`, by index.
     fn series_at(&self, x: Option<f64>) -> Vec<usize> {
         (0..self.figure.def.series.len())
@@ -155,10 +178,20 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
                     agrees = None;
                 }
                 Some(q) => {
-                    let text = if over.is_some() {
-                        format!("{}×", Unit::Plain.format(q))
-                    } else {
-                        metric.unit().format(q)
+                    let spread = over.map_or(Vec::new(), |o| results.seed_ratios(metric, s, o, x));
+                    let text = match over {
+                        Some(_) if spread.len() > 1 => {
+                            let lo = spread.iter().copied().fold(f64::INFINITY, f64::min);
+                            let hi = spread.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                            format!(
+                                "{}× (seeds {}–{}×)",
+                                Unit::Plain.format(q),
+                                Unit::Plain.format(lo),
+                                Unit::Plain.format(hi)
+                            )
+                        }
+                        Some(_) => format!("{}×", Unit::Plain.format(q)),
+                        None => metric.unit().format(q),
                     };
                     ours.push(format!("{who} {text}{at}"));
                     let within = match claim.paper {

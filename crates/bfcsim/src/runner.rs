@@ -1,25 +1,27 @@
-//! Running an experiment: build the fabric, generate or read the flows, drive the engine in slices (sampling
-//! switch buffers between slices), then turn the outcome into flow records, a summary and output files.
+//! Running an experiment: build the fabric, generate or read the flows (refusing a run whose estimated demands
+//! exceed `[limits]`), drive the engine in slices (sampling switch buffers between slices), then turn the
+//! outcome into flow records and a summary ([`crate::outputs`] writes the files).
 
 use std::path::Path;
 use std::time::Instant;
+
+use serde::Serialize;
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
     Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport, PathProfile,
-    PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage, write_atomic, write_fct_csv,
-    write_hpcc_fct, write_hpcc_pfc, write_summary_json,
+    PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
-use bfcsim_workload::{HostSet, generate, load_flow_file, long_lived, plan};
-use serde::Serialize;
+use bfcsim_workload::{HostSet, WorkloadError, generate_at_most, load_flow_file, long_lived, plan};
 
 use crate::experiment::ExperimentConfig;
+use crate::limits::Demand;
 use crate::load::{Pattern, load_basis};
 
 /// The fabric and the flows of an experiment, before simulation.
@@ -34,21 +36,73 @@ pub struct Prepared {
     pub plan: Option<String>,
 }
 
-/// Builds the topology and the flow list of `config`; relative paths resolve against `base`.
+/// Builds the topology and the flow list of `config`; relative paths resolve against `base`. The run is
+/// refused before anything large is allocated when its estimated demands exceed `config.limits`
+/// ([`crate::limits`]).
 pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, String> {
-    let topology = config.topology.build(base)?;
-    if let Some(f) = &config.flows {
-        let is_host: Vec<bool> = (0..topology.nodes.len())
-            .map(|n| topology.is_host(bfcsim_core::NodeId::from_idx(n)))
-            .collect();
-        let file = load_flow_file(base.join(&f.file), &is_host).map_err(|e| e.to_string())?;
-        return Ok(Prepared {
-            topology,
-            flows: file.flows,
-            long_lived: Vec::new(),
-            plan: None,
-        });
+    let threads = config.run.threads as u64;
+    if let Some(size) = config.topology.size() {
+        config.limits.check(&Demand {
+            nodes: size.nodes,
+            hosts: size.hosts,
+            threads,
+            ..Demand::default()
+        })?;
     }
+    let topology = config.topology.build(base)?;
+    let fabric = Demand {
+        nodes: topology.nodes.len() as u64,
+        hosts: topology.hosts.len() as u64,
+        threads,
+        ..Demand::default()
+    };
+    config.limits.check(&fabric)?;
+    // Every host must reach every other; an imported topology may not, and the error belongs to its file.
+    let routes =
+        Routes::new(&topology).map_err(|e| format!("{}: {e}", config.topology.source(base)))?;
+    let mut prepared = match &config.flows {
+        Some(f) => {
+            let is_host: Vec<bool> = (0..topology.nodes.len())
+                .map(|n| topology.is_host(bfcsim_core::NodeId::from_idx(n)))
+                .collect();
+            let file = load_flow_file(base.join(&f.file), &is_host).map_err(|e| e.to_string())?;
+            Prepared {
+                topology,
+                flows: file.flows,
+                long_lived: Vec::new(),
+                plan: None,
+            }
+        }
+        None => synthetic(config, base, topology, &routes, &fabric)?,
+    };
+    let flows = Demand {
+        flows: prepared.flows.len() as f64,
+        samples: samples(config, &prepared),
+        ..fabric
+    };
+    config.limits.check(&flows)?;
+    prepared.flows.shrink_to_fit();
+    Ok(prepared)
+}
+
+/// Buffer samples over the arrival window: one per switch every `run.sample_interval`.
+fn samples(config: &ExperimentConfig, prepared: &Prepared) -> f64 {
+    let first = prepared.flows.first().map_or(Time::ZERO, |f| f.start);
+    let last = prepared.flows.last().map_or(Time::ZERO, |f| f.start);
+    let window = config.run.max_time.unwrap_or(last).saturating_sub(first);
+    let interval = config.run.sample_interval.max(Time::from_ps(1));
+    (window.0 as f64 / interval.0 as f64 + 1.0) * prepared.topology.switch_count() as f64
+}
+
+/// The flows of `config`'s `[workload]` on `topology`, at most as many as `config.limits` leaves room for
+/// beside the `fabric`.
+fn synthetic(
+    config: &ExperimentConfig,
+    base: &Path,
+    topology: Topology,
+    routes: &Routes,
+    fabric: &Demand,
+) -> Result<Prepared, String> {
     let spec = config
         .workload
         .as_ref()
@@ -70,8 +124,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         },
     };
     let basis = if spec.needs_load_basis() {
-        let routes = Routes::new(&topology)?;
-        Some(load_basis(&topology, &routes, &set, pattern)?)
+        Some(load_basis(&topology, routes, &set, pattern)?)
     } else {
         None
     };
@@ -91,12 +144,33 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         racks: &racks,
         link_bps: &link_bps,
     };
-    let flows = generate(spec, cdf.as_ref(), &hosts, basis.as_ref(), config.seed)
-        .map_err(|e| e.to_string())?;
+    let most = config.limits.max_flows(fabric);
+    let flows = generate_at_most(
+        spec,
+        cdf.as_ref(),
+        &hosts,
+        basis.as_ref(),
+        config.seed,
+        most,
+    )
+    .map_err(|e| match e {
+        WorkloadError::TooManyFlows { expected, .. } => {
+            let demand = Demand {
+                flows: expected,
+                ..*fabric
+            };
+            config
+                .limits
+                .check(&demand)
+                .err()
+                .unwrap_or_else(|| e.to_string())
+        }
+        e => e.to_string(),
+    })?;
     let mut offered = Vec::new();
     if let (Some(cdf), Some(basis)) = (&cdf, &basis) {
         offered.push(format!(
-            "{:.4e} background flows/s (mean size {:.0} B, {:.3} {:?} links crossed per flow)",
+            "{:.4e} background flows/s (mean size {:.0} B, {:.3} `{}` links crossed per flow)",
             p.background_rate,
             cdf.mean(),
             basis.background_crossings,
@@ -104,7 +178,8 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
         ));
     }
     if !p.incast_periods.is_empty() {
-        offered.push(format!("incast periods {:?}", p.incast_periods));
+        let periods: Vec<String> = p.incast_periods.iter().map(Time::to_string).collect();
+        offered.push(format!("incast periods {}", periods.join(", ")));
     }
     for (i, g) in spec.group.iter().enumerate() {
         let n = flows.iter().filter(|f| f.group == Some(i as u16)).count();
@@ -187,11 +262,15 @@ pub fn simulate(
     let racks = topology.racks();
     let first = flows.first().map_or(Time::ZERO, |f| f.start);
     let last = flows.last().map_or(Time::ZERO, |f| f.start);
-    let limit = config.run.max_time.unwrap_or(last + Time::from_secs(1));
-    let interval = config.run.sample_interval.max(Time::from_ps(1));
+    let limit = config
+        .run
+        .max_time
+        .unwrap_or(last.saturating_add(Time::from_secs(1)));
+    let interval = config.run.sample_interval;
     let mut sim = Sim::with_threads(topology, &flows, params, config.run.threads)?;
     // The engine keeps its own copy of every flow.
     drop(flows);
+    let ideals = ideal_fcts(config, &sim, &racks)?;
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
     // Active flows per switch port (BFC §2.3) are sampled on the ports `metrics.active_flows_on` names, or on
     // every switch port when BFC runs: each sample scans the packets queued at the port, a cost runs that do not
@@ -213,7 +292,7 @@ pub fn simulate(
     };
     if let (Some(Some(set)), true) = (&sampled, switch_ports.is_empty()) {
         return Err(format!(
-            "metrics.active_flows_on: no switch port transmits on {set:?}"
+            "metrics.active_flows_on: no switch port transmits on `{set}`"
         ));
     }
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
@@ -261,15 +340,12 @@ pub fn simulate(
     let wall_secs = started.elapsed().as_secs_f64();
     let end = sim.now();
 
-    let format = config.packet_format();
     let topo = sim.topology();
-    let mut hpcc_ideal = Vec::with_capacity(sim.flow_count());
+    let (ideal, hpcc_ideal): (Vec<Time>, Vec<Time>) = ideals.into_iter().unzip();
     let records: Vec<FlowRecord> = (0..sim.flow_count())
         .map(|i| {
             let id = FlowId::from_idx(i);
             let (spec, sport, dport, finish) = sim.flow(id);
-            let path = path_profile(&sim, id, &racks);
-            hpcc_ideal.push(Ideal::Hpcc.fct(&path, &format, spec.size));
             FlowRecord {
                 id,
                 src: spec.src,
@@ -277,7 +353,7 @@ pub fn simulate(
                 size: spec.size,
                 start: spec.start,
                 finish,
-                ideal: config.metrics.ideal.fct(&path, &format, spec.size),
+                ideal: ideal[i],
                 incast: spec.incast,
                 class: spec.class,
                 sport,
@@ -401,6 +477,38 @@ fn shared_ecn_report(sim: &Sim) -> Vec<SharedEcnReport> {
         .collect()
 }
 
+/// Each flow's ideal FCT under `metrics.ideal` and HPCC's (for `fct.txt`), computed before the run so that a
+/// flow no run could complete within the range of simulated time is refused with its name, not wrapped.
+fn ideal_fcts(
+    config: &ExperimentConfig,
+    sim: &Sim,
+    racks: &[u32],
+) -> Result<Vec<(Time, Time)>, String> {
+    let format = config.packet_format();
+    (0..sim.flow_count())
+        .map(|i| {
+            let id = FlowId::from_idx(i);
+            let path = path_profile(sim, id, racks);
+            let (spec, ..) = sim.flow(id);
+            let fct = |ideal: Ideal| {
+                ideal.fct(&path, &format, spec.size).ok_or_else(|| {
+                    let slowest = path.hops.iter().map(|h| h.rate).min().expect("a path has hops");
+                    let source = match &config.flows {
+                        Some(f) => f.file.display().to_string(),
+                        None => "workload".into(),
+                    };
+                    format!(
+                        "{source}: flow {i} (host {} to host {}, {} over a {slowest} link) would take longer \
+                         than the ~213 days of simulated time bfcsim can count, even alone on the network",
+                        spec.src, spec.dst, spec.size
+                    )
+                })
+            };
+            Ok((fct(config.metrics.ideal)?, fct(Ideal::Hpcc)?))
+        })
+        .collect()
+}
+
 /// One buffer pool's shared-buffer ECN/RED thresholds (BCC §IV-C), as `run.json` lists them.
 #[derive(Clone, Debug, Serialize)]
 pub struct SharedEcnReport {
@@ -419,7 +527,7 @@ pub struct SharedEcnReport {
 }
 
 /// The names of the workload's groups, by index.
-fn group_names(config: &ExperimentConfig) -> Vec<String> {
+pub fn group_names(config: &ExperimentConfig) -> Vec<String> {
     config
         .workload
         .iter()
@@ -548,82 +656,4 @@ pub fn path_profile(sim: &Sim, id: FlowId, racks: &[u32]) -> PathProfile {
         ack_hops: rev.iter().map(hop).collect(),
         same_rack: rack(spec.src) == rack(spec.dst),
     }
-}
-
-/// `run.json`: the resolved configuration and what the run measured about itself.
-#[derive(Serialize)]
-struct RunInfo<'a> {
-    bfcsim_version: &'static str,
-    config: &'a ExperimentConfig,
-    offered_load: Option<&'a str>,
-    flows: usize,
-    unfinished: usize,
-    simulated_end_ns: u64,
-    base_rtt_ns: f64,
-    initial_window_bytes: u64,
-    counters: CountersJson,
-    invariant_violations: &'a [String],
-    wall_seconds: f64,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    shared_ecn: &'a [SharedEcnReport],
-}
-
-#[derive(Serialize)]
-struct CountersJson {
-    events: u64,
-    packet_hops: u64,
-    injected_packets: u64,
-    delivered_packets: u64,
-    dropped_packets: u64,
-    retransmitted_packets: u64,
-    duplicate_packets: u64,
-    timeouts: u64,
-}
-
-/// Writes `fct.csv`, the HPCC-format `fct.txt` (and `pfc.txt` when PFC ran), `summary.json` and `run.json`
-/// into `dir`, each through a temporary file and a rename.
-pub fn write_outputs(
-    dir: &Path,
-    config: &ExperimentConfig,
-    plan: Option<&str>,
-    out: &Outcome,
-) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    write_fct_csv(dir.join("fct.csv"), &out.records, &group_names(config))?;
-    // fct.txt follows HPCC's conventions throughout, its standalone FCT included, so existing scripts work.
-    write_hpcc_fct(dir.join("fct.txt"), &out.records, |r| {
-        out.hpcc_ideal[r.id.idx()]
-    })?;
-    if let Some(pfc) = &out.pfc {
-        write_hpcc_pfc(dir.join("pfc.txt"), pfc)?;
-    }
-    write_summary_json(dir.join("summary.json"), &out.summary)?;
-    let c = &out.counters;
-    let info = RunInfo {
-        bfcsim_version: env!("CARGO_PKG_VERSION"),
-        config,
-        offered_load: plan,
-        flows: out.records.len(),
-        unfinished: out.records.iter().filter(|r| r.finish.is_none()).count(),
-        simulated_end_ns: out.end.ns(),
-        base_rtt_ns: out.base_rtt.0 as f64 / 1e3,
-        initial_window_bytes: out.bdp,
-        counters: CountersJson {
-            events: c.events,
-            packet_hops: c.hops,
-            injected_packets: c.injected_pkts,
-            delivered_packets: c.delivered_pkts,
-            dropped_packets: c.dropped_pkts,
-            retransmitted_packets: c.retransmits,
-            duplicate_packets: c.duplicates,
-            timeouts: c.timeouts,
-        },
-        shared_ecn: &out.shared_ecn,
-        invariant_violations: &out.violations,
-        wall_seconds: out.wall_secs,
-    };
-    write_atomic(dir.join("run.json"), |w| {
-        serde_json::to_writer_pretty(&mut *w, &info).map_err(std::io::Error::other)?;
-        writeln!(w)
-    })
 }

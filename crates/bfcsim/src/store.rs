@@ -1,17 +1,20 @@
 //! Resumable runs. A run is an experiment file plus `--set` overrides; resolved, it is an
 //! [`ExperimentConfig`], and it lives in `ROOT/<key>/`, where the key is a hash of the resolved configuration,
 //! of the files it reads and of the bfcsim version ([`Resolved::key`]). A run writes its usual outputs there
-//! (`fct.csv`, `summary.json`, ...), then its [`Digest`] (`digest.json`), and last the completion marker
+//! (`fct.parquet`, `summary.json`, ...), then its [`Digest`] (`digest.json`), and last the completion marker
 //! `done.json`. So:
 //!
 //! - a directory with `done.json` holds a complete result, and running the same configuration again reuses it
 //!   instead of simulating (a sweep or a figure killed half-way resumes where it stopped);
-//! - a directory without it is a run that was interrupted: it is deleted and the run starts again;
+//! - a run writes into a fresh directory beside its own and renames it into place when complete, so a run
+//!   killed half-way leaves no directory of its own (one without `done.json`, left by an older bfcsim, is
+//!   deleted and the run starts again);
 //! - two sweeps, figures or cluster tasks that need the same configuration share one directory (one after the
 //!   other: two processes must not simulate the same run at the same time, which a Slurm manifest ensures by
 //!   listing each run once).
 //!
-//! The name of the experiment and `run.threads` are left out of the key: neither changes a result. The key
+//! The name of the experiment, `run.threads`, `[output]` and `[limits]` are left out of the key: none changes a
+//! result (a reused run has the files its first run wrote). The key
 //! changes with the version (`CARGO_PKG_VERSION`), so results of another release are not reused; within one
 //! version, delete the directory to force a run again.
 //!
@@ -31,7 +34,8 @@ use sha2::{Digest as _, Sha256};
 
 use crate::digest::Digest;
 use crate::experiment::{ExperimentConfig, TopologyConfig, load_experiment};
-use crate::runner::{prepare, simulate, write_outputs};
+use crate::outputs::{Staging, write_outputs};
+use crate::runner::{prepare, simulate};
 
 /// The completion marker, written last.
 pub const DONE: &str = "done.json";
@@ -84,12 +88,15 @@ impl RunSpec {
 }
 
 impl Resolved {
-    /// 16 hex digits of the SHA-256 of the bfcsim version, the configuration as JSON (name and threads
-    /// neutralised) and the contents of every file it reads (topology, flows, CDF).
+    /// 16 hex digits of the SHA-256 of the bfcsim version, the configuration as JSON (name, threads, output
+    /// files and limits neutralised: none changes a result) and the contents of every file it reads
+    /// (topology, flows, CDF).
     pub fn key(config: &ExperimentConfig, base: &Path) -> Result<String, String> {
         let mut neutral = config.clone();
         neutral.name = String::new();
         neutral.run.threads = 1;
+        neutral.output = Default::default();
+        neutral.limits = Default::default();
         let json = serde_json::to_string(&neutral).map_err(|e| e.to_string())?;
         let mut h = Sha256::new();
         h.update(env!("CARGO_PKG_VERSION").as_bytes());
@@ -191,18 +198,22 @@ impl Store {
         Ok(Some(digest))
     }
 
-    /// The run's digest: read from disk if it finished, else simulated now (after clearing what an interrupted
-    /// attempt left), its outputs, digest and completion marker written in that order.
+    /// The run's digest: read from disk if it finished, else simulated now into a fresh directory (its
+    /// outputs, digest and completion marker written in that order) that then replaces whatever an
+    /// interrupted attempt left.
     pub fn get_or_run(&self, run: &Resolved) -> RunResult {
         if let Some(d) = self.finished(&run.key)? {
             return Ok((d, Source::Reused));
         }
-        let dir = self.dir(&run.key);
-        let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", dir.display());
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| io("clearing", e))?;
+        let target = self.dir(&run.key);
+        if target.exists() {
+            // Unfinished: what a run of an older bfcsim left, which wrote into the directory itself.
+            std::fs::remove_dir_all(&target)
+                .map_err(|e| format!("clearing {}: {e}", target.display()))?;
         }
-        std::fs::create_dir_all(&dir).map_err(|e| io("creating", e))?;
+        let staged = Staging::begin(&target)?;
+        let dir = staged.dir().to_path_buf();
+        let io = |what: &str, e: std::io::Error| format!("{what} {}: {e}", dir.display());
         let where_ = |e: String| format!("{}: {e}", run.spec.experiment.display());
         let prepared = prepare(&run.config, &run.base).map_err(where_)?;
         let plan = prepared.plan.clone();
@@ -217,6 +228,7 @@ impl Store {
             wall_seconds: outcome.wall_secs,
         };
         write_json(&dir.join(DONE), &done).map_err(|e| io("writing", e))?;
+        staged.commit()?;
         Ok((digest, Source::Ran))
     }
 

@@ -31,11 +31,51 @@ impl Sweep {
                 "--sweep `{text}`: expected KEY=V1,V2,... with no empty key or value"
             ));
         }
+        if let Some((i, v)) = values
+            .iter()
+            .enumerate()
+            .find(|(i, v)| values[..*i].contains(v))
+        {
+            return Err(format!(
+                "--sweep `{text}`: the value `{v}` is given twice (values {} and {})",
+                values.iter().position(|x| x == v).map_or(0, |p| p + 1),
+                i + 1
+            ));
+        }
         Ok(Sweep {
             key: key.trim().to_string(),
             values,
         })
     }
+}
+
+/// Checks that no key is swept twice (the later sweep would override the earlier one in every point).
+pub fn check_keys(sweeps: &[Sweep]) -> Result<(), String> {
+    for (i, s) in sweeps.iter().enumerate() {
+        if sweeps[..i].iter().any(|o| o.key == s.key) {
+            return Err(format!(
+                "--sweep {}: the key is swept twice; give all its values in one --sweep",
+                s.key
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The most points one sweep may have: each is a run, and the list of them is built before any runs.
+pub const MAX_POINTS: u128 = 100_000;
+
+/// Checks that the product of the sweeps stays within [`MAX_POINTS`].
+pub fn check_size(sweeps: &[Sweep]) -> Result<(), String> {
+    let points = sweeps
+        .iter()
+        .fold(1u128, |n, s| n.saturating_mul(s.values.len() as u128));
+    if points > MAX_POINTS {
+        return Err(format!(
+            "--sweep: {points} points (the product of the values of every --sweep), more than {MAX_POINTS} runs"
+        ));
+    }
+    Ok(())
 }
 
 /// Every point of the cartesian product of `sweeps`, first sweep slowest, each as its `KEY=VALUE` overrides.
@@ -174,6 +214,16 @@ mod tests {
         ] {
             assert!(Sweep::parse(bad).is_err(), "{bad}");
         }
+        let twice = Sweep::parse("workload.load=0.5,0.7,0.5").unwrap_err();
+        assert!(
+            twice.contains("the value `0.5` is given twice (values 1 and 3)"),
+            "{twice}"
+        );
+        let sweeps = [
+            Sweep::parse("seed=1,2").unwrap(),
+            Sweep::parse("seed=3").unwrap(),
+        ];
+        assert!(check_keys(&sweeps).unwrap_err().contains("swept twice"));
     }
 
     #[test]

@@ -7,7 +7,8 @@ mod common;
 use std::path::Path;
 
 use bfcsim::experiment::load_experiment;
-use bfcsim::runner::{Outcome, prepare, simulate, write_outputs};
+use bfcsim::outputs::{OutputFile, write_outputs};
+use bfcsim::runner::{Outcome, prepare, simulate};
 use bfcsim_core::NodeId;
 use common::TempDir;
 
@@ -51,6 +52,12 @@ fn mice_groups_are_reported_apart() {
     let p50 = |g: usize| groups[g].slowdown.unwrap().p50;
     assert!(p50(1) < 1.5 && p50(2) < 1.1, "{} {}", p50(1), p50(2));
     let tmp = TempDir::new("fig15");
+    let config = bfcsim::experiment::ExperimentConfig {
+        output: bfcsim::outputs::OutputConfig {
+            files: vec![OutputFile::FctCsv],
+        },
+        ..config
+    };
     write_outputs(tmp.path(), &config, None, &out).unwrap();
     let csv = std::fs::read_to_string(tmp.join("fct.csv")).unwrap();
     assert!(csv.starts_with("id,") && csv.lines().next().unwrap().ends_with(",group"));

@@ -6,7 +6,8 @@ mod common;
 use std::path::Path;
 
 use bfcsim::experiment::parse_experiment;
-use bfcsim::runner::{prepare, simulate, write_outputs};
+use bfcsim::outputs::{OutputFile, write_outputs};
+use bfcsim::runner::{prepare, simulate};
 use common::{TempDir, bfcsim, s};
 
 /// CLOS-128 defaults, Google sizes with lognormal arrivals at 50% core load for 200 us, plus a 20-to-1 incast of
@@ -36,7 +37,7 @@ fn read(dir: &Path, name: &str) -> Vec<u8> {
 
 /// Runs the experiment file through the binary with `extra` arguments into `out`.
 fn run_binary(file: &Path, out: &Path, extra: &[&str]) {
-    let mut args = vec!["run", s(file), "--out", s(out)];
+    let mut args = vec!["run", s(file), "--out", s(out), "--outputs", "all"];
     args.extend_from_slice(extra);
     let run = bfcsim(&args);
     assert!(
@@ -54,6 +55,12 @@ fn run_library(file: &Path, out: &Path) {
     let plan = prepared.plan.clone();
     let outcome = simulate(&config, prepared, |_| {}).unwrap();
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
+    let config = bfcsim::experiment::ExperimentConfig {
+        output: bfcsim::outputs::OutputConfig {
+            files: OutputFile::ALL.to_vec(),
+        },
+        ..config
+    };
     write_outputs(out, &config, plan.as_deref(), &outcome).unwrap();
 }
 

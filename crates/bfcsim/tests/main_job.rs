@@ -61,7 +61,7 @@ fn assert_lone_flow_has_slowdown_one(size: u64) {
         "name = \"lone-flow\"\n[topology]\nkind = \"leaf-spine\"\n[flows]\nfile = \"flow.txt\"\n",
     );
     let out = tmp.join("out");
-    let run = bfcsim(&["run", s(&file), "--out", s(&out)]);
+    let run = bfcsim(&["run", s(&file), "--outputs", "fct.csv", "--out", s(&out)]);
     assert!(
         run.success(),
         "exited with {:?}\nstderr:\n{}",

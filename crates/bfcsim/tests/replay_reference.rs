@@ -97,6 +97,8 @@ fn replay_of_hpcc_reference_reports_every_flow_in_hpcc_format() {
         s(&reference.join("flow.txt")),
         "--scheme",
         "dctcp",
+        "--outputs",
+        "fct.txt,fct.csv,summary.json",
         "--out",
         s(&out),
     ]);

@@ -80,7 +80,7 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
     assert!(again.success(), "{}", again.stderr);
     assert_eq!(files(&fig), before);
 
-    // A Slurm manifest of a fresh store lists the six runs; its task 0 runs the first into that store.
+    // A Slurm manifest of a fresh store lists the seven runs (one per series); its task 0 runs the first into that store.
     let fresh = dir.join("fresh");
     let array = dir.join("array");
     let slurm = bfcsim(&[
@@ -94,7 +94,7 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
     ]);
     assert!(slurm.success(), "{}", slurm.stderr);
     let script = std::fs::read_to_string(array.join("job.sh")).unwrap();
-    assert!(script.contains("#SBATCH --array=0-5"), "{script}");
+    assert!(script.contains("#SBATCH --array=0-6"), "{script}");
     assert!(
         script.contains("--index \"$SLURM_ARRAY_TASK_ID\""),
         "{script}"
@@ -106,7 +106,7 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
         serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
     let key = m["runs"][0]["key"].as_str().unwrap();
     assert!(fresh.join("runs").join(key).join("done.json").exists());
-    // The report cannot be collected before the other five have finished.
+    // The report cannot be collected before the other six have finished.
     let early = bfcsim(&[
         "reproduce",
         FIGURE,
@@ -116,7 +116,7 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
         s(&fresh),
     ]);
     assert!(
-        !early.success() && early.stderr.contains("5 of 6 runs"),
+        !early.success() && early.stderr.contains("6 of 7 runs"),
         "{}",
         early.stderr
     );

@@ -6,7 +6,8 @@
 mod common;
 
 use bfcsim::experiment::parse_experiment;
-use bfcsim::runner::{prepare, simulate, write_outputs};
+use bfcsim::outputs::{OutputFile, write_outputs};
+use bfcsim::runner::{prepare, simulate};
 use common::{TempDir, workspace_root};
 
 #[test]
@@ -46,6 +47,12 @@ fn clos128_incast_under_pfc_and_ideal_retransmission() {
             ))
         );
         let dir = tmp.join(scheme);
+        let config = bfcsim::experiment::ExperimentConfig {
+            output: bfcsim::outputs::OutputConfig {
+                files: vec![OutputFile::PfcTxt],
+            },
+            ..config
+        };
         write_outputs(&dir, &config, None, &out).unwrap();
         match scheme {
             "dcqcn" | "dcqcn-rdma" | "hpcc" | "dctcp-pfc" => {

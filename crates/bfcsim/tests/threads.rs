@@ -8,7 +8,8 @@ mod common;
 use std::path::Path;
 
 use bfcsim::experiment::parse_experiment;
-use bfcsim::runner::{prepare, simulate, write_outputs};
+use bfcsim::outputs::{OutputFile, write_outputs};
+use bfcsim::runner::{prepare, simulate};
 use common::TempDir;
 
 /// Runs experiment file `name` with `set` and `run.threads=threads` into `out`; returns the threads used.
@@ -24,6 +25,12 @@ fn run(name: &str, set: &[&str], threads: usize, out: &Path) -> usize {
     let plan = prepared.plan.clone();
     let outcome = simulate(&config, prepared, |_| {}).unwrap();
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
+    let config = bfcsim::experiment::ExperimentConfig {
+        output: bfcsim::outputs::OutputConfig {
+            files: OutputFile::ALL.to_vec(),
+        },
+        ..config
+    };
     write_outputs(out, &config, plan.as_deref(), &outcome).unwrap();
     outcome.threads
 }

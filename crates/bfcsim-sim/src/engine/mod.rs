@@ -988,7 +988,11 @@ impl Shard {
             0
         };
         let ecn = &self.params.switch.ecn;
-        if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect && self.ecn_marks(e.out_sp, queue) {
+        if ecn.enabled
+            && ecn.mark_on == MarkPoint::Enqueue
+            && p.ect
+            && self.ecn_marks(e.out_sp, queue)
+        {
             self.packets.get_mut(e.pkt).ce = true;
         }
         let out = &mut self.sw_ports[e.out_sp as usize];
@@ -1069,7 +1073,10 @@ impl Shard {
         for s in 0..self.switches.len() {
             let ports = &self.topo.nodes[self.switches[s].node.idx()].ports;
             let mmu = &self.switches[s].mmu;
-            let alpha_min = data.clone().map(|q| mmu.alpha(q)).fold(f64::INFINITY, f64::min);
+            let alpha_min = data
+                .clone()
+                .map(|q| mmu.alpha(q))
+                .fold(f64::INFINITY, f64::min);
             let marking = (0..mmu.pools())
                 .map(|pool| {
                     let members: Vec<PortId> = (0..ports.len())
