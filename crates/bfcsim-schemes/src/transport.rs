@@ -31,6 +31,19 @@ pub enum Recovery {
     GoBackN,
     /// Resend only the lost segment; the receiver keeps out-of-order data.
     Selective,
+    /// Selective repeat that also resends the segment a partial ACK points to while recovering from a loss
+    /// (RFC 6582's NewReno partial ACK: the cumulative ACK that fills one hole but stays below the highest byte
+    /// sent when the loss was seen names the next hole). It stands in for the SACK scoreboard of ns-2's
+    /// `FullTcp/Sack`, which the BCC authors ran (BCC §V-B): a window with several losses is repaired one hole
+    /// per round trip instead of waiting for a retransmission timeout after the first.
+    Sack,
+}
+
+impl Recovery {
+    /// Whether the receiver keeps out-of-order data and the sender resends single segments.
+    pub fn selective(self) -> bool {
+        self != Recovery::GoBackN
+    }
 }
 
 /// Reliable-delivery parameters of the NICs.
@@ -107,6 +120,10 @@ pub struct Sender {
     /// Selective repeat: the first byte of each segment known lost and not yet resent, and their bytes.
     lost: Option<BTreeSet<u64>>,
     lost_bytes: u64,
+    /// `Recovery::Sack`: resend what partial ACKs point to.
+    partial_acks: bool,
+    /// While recovering from a loss: one past the highest byte sent when it was seen (RFC 6582's `recover`).
+    recover: Option<u64>,
 }
 
 /// What an ACK did to the sender.
@@ -129,8 +146,10 @@ impl Sender {
             high_water: 0,
             rto: RtoEstimator::new(cfg),
             rewind: None,
-            lost: (cfg.recovery == Recovery::Selective).then(BTreeSet::new),
+            lost: cfg.recovery.selective().then(BTreeSet::new),
             lost_bytes: 0,
+            partial_acks: cfg.recovery == Recovery::Sack,
+            recover: None,
         }
     }
 
@@ -242,6 +261,13 @@ impl Sender {
         self.snd_una = ack_seq;
         self.snd_nxt = self.snd_nxt.max(ack_seq);
         self.prune_lost();
+        if let Some(recover) = self.recover {
+            if ack_seq >= recover {
+                self.recover = None;
+            } else {
+                self.mark_lost(ack_seq);
+            }
+        }
         self.rto.reset_backoff();
         AckOutcome {
             newly_acked: newly,
@@ -258,6 +284,9 @@ impl Sender {
             self.prune_lost();
         }
         if self.lost.is_some() {
+            if self.partial_acks && self.recover.is_none() {
+                self.recover = Some(self.high_water);
+            }
             return self.mark_lost(seq);
         }
         if seq < self.snd_nxt && seq >= self.snd_una {
@@ -298,6 +327,7 @@ impl Sender {
     /// The retransmission timer fired with data outstanding: resend from the first unacknowledged byte.
     pub fn handle_timeout(&mut self) {
         self.snd_nxt = self.snd_una;
+        self.recover = None;
         if let Some(lost) = &mut self.lost {
             lost.clear();
             self.lost_bytes = 0;
@@ -409,7 +439,7 @@ impl Receiver {
             unacked_pkts: 0,
             ce_bytes: 0,
             nacked: None,
-            held: (cfg.recovery == Recovery::Selective).then(Vec::new),
+            held: cfg.recovery.selective().then(Vec::new),
         }
     }
 

@@ -263,13 +263,14 @@ pub fn generate_at_most(
             .arrival_process()?
             .sampler(plan.background_rate)
             .map_err(invalid)?;
-        let expected = plan.background_rate * spec.duration.secs_f64();
+        let expected = (plan.background_rate * spec.duration.secs_f64()).min(spec.flows.unwrap_or(u64::MAX) as f64);
         flows.reserve((expected * 1.05).min(1e9) as usize);
         let mut rng = stream(master_seed, Stream::Workload(0));
         let mut class_rng = stream(master_seed, Stream::Workload(CLASS_STREAM));
         let classes = spec.classes.max(1);
         let mut t = Time::ZERO;
-        loop {
+        let count = spec.flows.unwrap_or(u64::MAX) as usize;
+        while flows.len() < count {
             t = t.saturating_add(gaps.next_gap(&mut rng));
             if t >= spec.duration {
                 break;
@@ -290,6 +291,14 @@ pub fn generate_at_most(
             });
             room(&flows)?;
         }
+    }
+    if let Some(n) = spec.flows.filter(|&n| flows.len() < n as usize) {
+        return Err(invalid(format!(
+            "workload.flows = {n}, but only {} background flows arrive within workload.duration = {}: \
+             lengthen the duration (it only bounds the arrivals)",
+            flows.len(),
+            spec.duration
+        )));
     }
     for (i, (inc, &period)) in spec.incast.iter().zip(&plan.incast_periods).enumerate() {
         let mut rng = stream(master_seed, Stream::Workload(1 + i as u32));
@@ -470,7 +479,7 @@ impl GroupPlan<'_> {
 /// each incast's events times its degree, each counted group's count.
 fn expected_flows(spec: &WorkloadSpec, plan: &Plan, groups: &[GroupPlan]) -> f64 {
     let secs = spec.duration.secs_f64();
-    let background = plan.background_rate * secs;
+    let background = (plan.background_rate * secs).min(spec.flows.map_or(f64::INFINITY, |n| n as f64));
     let incasts: f64 = spec
         .incast
         .iter()
@@ -627,6 +636,7 @@ mod tests {
             load,
             load_on: "core".into(),
             duration,
+            flows: None,
             locality: None,
             partition: None,
             sources: None,

@@ -295,6 +295,25 @@ pub fn simulate(
             "metrics.active_flows_on: no switch port transmits on `{set}`"
         ));
     }
+    // Buffer occupancy: each switch's whole buffer, or the queued bytes of the ports `metrics.buffer_on` names.
+    let buffer_ports: Option<Vec<PortId>> = match &config.metrics.buffer_on {
+        None => None,
+        Some(text) => {
+            let set = LinkSet::parse(text).map_err(|e| format!("metrics.buffer_on: {e}"))?;
+            let topo = sim.topology();
+            let ports: Vec<PortId> = (0..sim.switch_count())
+                .flat_map(|s| topo.nodes[sim.switch_node(s).idx()].ports.clone())
+                .filter(|&p| topo.in_set(&set, p))
+                .collect();
+            if ports.is_empty() {
+                return Err(format!(
+                    "metrics.buffer_on: no switch port transmits on `{set}`"
+                ));
+            }
+            Some(ports)
+        }
+    };
+    let queues = config.switch.total_queues();
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
     let recirculations = |sim: &Sim, s| sim.switch_bfc(s).map_or(0, |b| b.stats().recirculations);
     let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
@@ -323,8 +342,14 @@ pub fn simulate(
             at_warmup = open_window(&mut sim);
         }
         for (s, peak) in recirculation_peaks.iter_mut().enumerate() {
-            occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
+            if buffer_ports.is_none() {
+                occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
+            }
             peak.sample(recirculations(&sim, s), t.secs_f64());
+        }
+        for &p in buffer_ports.iter().flatten() {
+            let bytes = (0..queues).map(|q| sim.egress_queue_bytes(p, q)).sum();
+            occupancy.add(sim.topology().ports[p.idx()].node, bytes);
         }
         for &p in &switch_ports {
             if let Some(n) = sim.port_active_flows(p) {
@@ -426,7 +451,10 @@ pub fn simulate(
             })
             .collect();
     }
-    summary.timeouts = sim.counters().timeouts;
+    let counters = sim.counters();
+    summary.timeouts = counters.timeouts;
+    summary.data_packets = counters.data_pkts;
+    summary.dropped_data_packets = counters.dropped_data_pkts;
     summary.duplicate_data = sim.counters().duplicates;
     if active.count() > 0 {
         summary.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));

@@ -10,8 +10,11 @@
 //! running scheme's switch and NIC sides at fixed points (admission and enqueue, dequeue, frame arrival, its
 //! timers, a flow's start and end at its NIC, NIC scheduling) and never asks which scheme runs. The pausing of
 //! queues that per-hop flow control shares lives in [`pause`]. Rate-based congestion control (DCQCN, HPCC)
-//! lives in [`rate`]: per-flow pacing, controller timers, CNPs, INT and switch drop notices.
+//! lives in [`rate`]: per-flow pacing, controller timers, CNPs, INT and switch drop notices. ECN marking,
+//! per queue and on a buffer pool's occupancy (BCC), is switch configuration that composes with any scheme and
+//! lives in [`marking`].
 
+mod marking;
 mod pause;
 mod rate;
 mod scheme;
@@ -26,7 +29,7 @@ use bfcsim_core::{
     Bytes, EventBits, EventQueue, FlowId, FlowSpec, LogHistogram, NodeId, PacketId, PortId, Rate,
     Slots, Time,
 };
-use bfcsim_net::ecn::{MarkPoint, PoolFacts, PoolMarking};
+use bfcsim_net::ecn::{MarkPoint, PoolMarking};
 use bfcsim_net::int::IntStack;
 use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
@@ -289,6 +292,11 @@ pub struct Counters {
     pub delivered_bytes: u64,
     /// Packets dropped (all reasons).
     pub dropped_pkts: u64,
+    /// Data packets NICs sent, first transmissions and retransmissions (the denominator of BCC §III-C's
+    /// packet loss rate).
+    pub data_pkts: u64,
+    /// Data packets dropped (all reasons).
+    pub dropped_data_pkts: u64,
     /// Bytes dropped.
     pub dropped_bytes: u64,
     /// Packet transmissions over a link (packet-hops).
@@ -309,6 +317,8 @@ bfcsim_core::add_fields!(Counters {
     delivered_pkts,
     delivered_bytes,
     dropped_pkts,
+    data_pkts,
+    dropped_data_pkts,
     dropped_bytes,
     hops,
     events,
@@ -1039,76 +1049,10 @@ impl Shard {
         more
     }
 
-    /// Whether RED/ECN marks a packet at `queue` of switch port `sp` now: the queue's own RED on its length, or
-    /// else BCC's shared-buffer RED on the occupancy of the port's buffer pool (a packet is marked if either
-    /// marks it, BCC §IV-B).
-    #[inline]
-    fn ecn_marks(&mut self, sp: u32, queue: usize) -> bool {
-        let out = &mut self.sw_ports[sp as usize];
-        let red = &self.params.switch.ecn.red;
-        if red.should_mark(out.queues.queue_bytes(queue), &mut out.red_rng) {
-            return true;
-        }
-        let sw = &self.switches[out.switch as usize];
-        if sw.shared_red.is_empty() {
-            return false;
-        }
-        let pool = sw.mmu.pool_of(out.local as usize);
-        sw.shared_red[pool]
-            .red
-            .should_mark(sw.mmu.pool_used(pool), &mut out.red_rng)
-    }
-
-    /// BCC's shared-buffer ECN/RED (`switch.ecn.shared`): each pool's thresholds from its size, its queues' α
-    /// and reserve, its ports' rate and count, and the base RTT (§IV-C, [`SharedEcn::derive`]).
-    ///
-    /// [`SharedEcn::derive`]: bfcsim_net::ecn::SharedEcn::derive
-    fn init_shared_ecn(&mut self) {
-        let shared = self.params.switch.ecn.shared;
-        if !shared.enabled || !self.params.switch.ecn.enabled {
-            return;
-        }
-        let rtt = shared.rtt.unwrap_or(self.flow_ctx.base_rtt);
-        let data = self.data_base..self.params.switch.total_queues();
-        for s in 0..self.switches.len() {
-            let ports = &self.topo.nodes[self.switches[s].node.idx()].ports;
-            let mmu = &self.switches[s].mmu;
-            let alpha_min = data
-                .clone()
-                .map(|q| mmu.alpha(q))
-                .fold(f64::INFINITY, f64::min);
-            let marking = (0..mmu.pools())
-                .map(|pool| {
-                    let members: Vec<PortId> = (0..ports.len())
-                        .filter(|&l| mmu.pool_of(l) == pool)
-                        .map(|l| ports[l])
-                        .collect();
-                    let facts = PoolFacts {
-                        size: Bytes(mmu.pool_size(pool)),
-                        alpha_min,
-                        reserve_min: Bytes(mmu.reserve()),
-                        rate: members
-                            .iter()
-                            .map(|&p| self.wires[p.idx()].rate)
-                            .max()
-                            .unwrap_or(Rate(1)),
-                        ports: members.len() as u32,
-                        rtt,
-                    };
-                    shared.derive(&facts)
-                })
-                .collect();
-            self.switches[s].shared_red = marking;
-        }
-    }
-
-    /// BCC's shared-buffer RED of each pool of switch `s` (empty unless `switch.ecn.shared` is on).
-    pub fn shared_ecn(&self, s: usize) -> &[PoolMarking] {
-        &self.switches[s].shared_red
-    }
-
     fn drop_packet(&mut self, pkt: PacketId, reason: DropReason) {
-        let size = self.packets.get(pkt).size as u64;
+        let p = self.packets.get(pkt);
+        let size = p.size as u64;
+        self.counters.dropped_data_pkts += u64::from(p.kind == PacketKind::Data);
         self.counters.dropped_pkts += 1;
         self.counters.dropped_bytes += size;
         self.drops[reason as usize] += 1;
@@ -1251,6 +1195,7 @@ impl Shard {
             });
             self.counters.injected_pkts += 1;
             self.counters.injected_bytes += size as u64;
+            self.counters.data_pkts += 1;
             if resend {
                 self.counters.retransmits += 1;
             }
