@@ -249,6 +249,66 @@ mod tests {
         assert_eq!(on.derive(&tiny).red.kmax, Bytes(0));
     }
 
+    /// §IV-B's argument on §V-B's pool, with the Dynamic Threshold of the MMU: one saturated port settles at
+    /// α·B/(1 + α) = 2.4 MB of shared buffer, inside BCC's band (marked with probability 7.5%); eight settle
+    /// at α·B/(1 + 8α) = 364 KB each (plus the 128 KB reserve, below K = 720 KB, so per-port ECN never marks
+    /// them) and fill the pool to 2.91 MB, above Kmax: BCC marks every packet.
+    #[test]
+    fn dynamic_threshold_states_and_bcc_decision() {
+        use crate::mmu::{Mmu, MmuLayout};
+        let pool = PoolFacts {
+            size: Bytes(3_000_000),
+            alpha_min: 4.0,
+            reserve_min: Bytes(128_000),
+            rate: Rate::gbps(100),
+            ports: 8,
+            rtt: Time::from_us(80),
+        };
+        let red = SharedEcn {
+            enabled: true,
+            ..SharedEcn::default()
+        }
+        .derive(&pool)
+        .red;
+        let pkt = 9_000u64;
+        for (busy, shared_each, p_mark) in [(1usize, 2_400_000.0, 0.075), (8, 363_636.0, 1.0)] {
+            let mut mmu = Mmu::new(MmuLayout {
+                unlimited: false,
+                pool_size: vec![3_000_000],
+                pool_of_port: vec![0; 8],
+                queues_per_port: 1,
+                reserve: 128_000,
+                alpha: vec![4.0],
+            });
+            let mut progress = true;
+            while progress {
+                progress = false;
+                for q in 0..busy {
+                    progress |= mmu.admit(q, 0, pkt).is_ok();
+                }
+            }
+            for q in 0..busy {
+                let shared = mmu.queue_bytes(q, 0) as f64 - 128_000.0;
+                assert!(
+                    (shared - shared_each).abs() <= pkt as f64,
+                    "{busy} ports: {shared}"
+                );
+            }
+            let used = mmu.pool_used(0);
+            let expect = busy as f64 * shared_each;
+            assert!((used as f64 - expect).abs() <= (busy as u64 * pkt) as f64);
+            let p = if used > red.kmax.0 {
+                1.0
+            } else {
+                red.pmax * (used - red.kmin.0) as f64 / (red.kmax.0 - red.kmin.0) as f64
+            };
+            assert!(
+                (p - p_mark).abs() < 0.01,
+                "{busy} ports: pool {used} B marks with {p}"
+            );
+        }
+    }
+
     /// The marking decision for scripted pool states: nothing below Kmin, ramping to Pmax at Kmax, all above.
     #[test]
     fn bcc_marks_on_pool_occupancy() {

@@ -158,7 +158,8 @@ impl CongestionControl for Dctcp {
         } else if self.cwnd < self.ssthresh {
             self.cwnd = (self.cwnd + ack.newly_acked as f64).min(self.max_cwnd);
         } else {
-            self.cwnd = (self.cwnd + self.mss * ack.newly_acked as f64 / self.cwnd).min(self.max_cwnd);
+            self.cwnd =
+                (self.cwnd + self.mss * ack.newly_acked as f64 / self.cwnd).min(self.max_cwnd);
         }
     }
 

@@ -716,7 +716,9 @@ impl Figure {
             } = p
                 && !def.series.iter().any(|s| &s.label == name)
             {
-                return Err(err(format!("a metric plot is normalised to no series `{name}`")));
+                return Err(err(format!(
+                    "a metric plot is normalised to no series `{name}`"
+                )));
             }
         }
         for c in &def.claim {
@@ -900,7 +902,25 @@ mod tests {
             Metric::parse("util.link:3").unwrap(),
             Metric::Utilization("link:3".into())
         );
-        for bad in ["short", "short.p98", "medium.p99", "incast:buffer.p99", "x"] {
+        assert_eq!(Metric::parse("loss").unwrap(), Metric::Loss);
+        assert_eq!(
+            Metric::parse("group:a:fct.small.p99").unwrap(),
+            Metric::Fct {
+                set: "group:a".into(),
+                class: FctClass::Small,
+                stat: Stat::P99
+            }
+        );
+        assert_eq!(Metric::parse("fct.large.avg").unwrap().unit(), Unit::Nanos);
+        for bad in [
+            "short",
+            "short.p98",
+            "medium.p99",
+            "incast:buffer.p99",
+            "x",
+            "fct.huge.avg",
+            "fct.small",
+        ] {
             assert!(Metric::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(axis_text(100.0), "100");

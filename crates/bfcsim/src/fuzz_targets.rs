@@ -14,8 +14,11 @@ use crate::arbitrary_run::SmallRun;
 use crate::experiment::parse_experiment;
 use crate::sweep::Sweep;
 
+/// A fuzz target: what it does with the fuzzer's bytes.
+pub type Target = fn(&[u8]);
+
 /// Every target, by the name of its directory under `fuzz/corpus/`.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("hpcc_topology", hpcc_topology),
     ("flow_file", flow_file),
     ("cdf", cdf),

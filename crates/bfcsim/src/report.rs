@@ -580,7 +580,9 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 .as_ref()
                 .expect("checked when the figure was read");
             let base = over.as_ref().map(|label| {
-                let b = fig.series_index(label).expect("checked when the figure was read");
+                let b = fig
+                    .series_index(label)
+                    .expect("checked when the figure was read");
                 (b, label)
             });
             // Normalised: each point divided by the baseline series' value at the same axis point.

@@ -33,7 +33,7 @@ fn the_draws_cover_drops_threads_and_every_scheme() {
     let mut schemes = std::collections::BTreeSet::new();
     for seed in 0..400u32 {
         let bytes: Vec<u8> = (0..48u32)
-            .map(|i| (seed.wrapping_mul(2_654_435_761).rotate_left(i) ^ i * 97) as u8)
+            .map(|i| (seed.wrapping_mul(2_654_435_761).rotate_left(i) ^ (i * 97)) as u8)
             .collect();
         let run = SmallRun::from_bytes(&bytes);
         schemes.extend(

@@ -15,6 +15,14 @@ use bfcsim_net::ecn::PoolFacts;
 use super::*;
 
 impl Shard {
+    /// Marks `pkt` CE, counting the mark.
+    #[inline]
+    pub(super) fn mark_ce(&mut self, pkt: PacketId) {
+        let p = self.packets.get_mut(pkt);
+        self.counters.ce_marks += u64::from(!p.ce);
+        p.ce = true;
+    }
+
     /// Whether RED/ECN marks a packet at `queue` of switch port `sp` now: the queue's own RED on its length, or
     /// else BCC's shared-buffer RED on the occupancy of the port's buffer pool (a packet is marked if either
     /// marks it, BCC §IV-B).

@@ -297,6 +297,8 @@ pub struct Counters {
     pub data_pkts: u64,
     /// Data packets dropped (all reasons).
     pub dropped_data_pkts: u64,
+    /// Packets switches marked CE (per-queue or shared-buffer ECN/RED).
+    pub ce_marks: u64,
     /// Bytes dropped.
     pub dropped_bytes: u64,
     /// Packet transmissions over a link (packet-hops).
@@ -319,6 +321,7 @@ bfcsim_core::add_fields!(Counters {
     dropped_pkts,
     data_pkts,
     dropped_data_pkts,
+    ce_marks,
     dropped_bytes,
     hops,
     events,
@@ -1003,7 +1006,7 @@ impl Shard {
             && p.ect
             && self.ecn_marks(e.out_sp, queue)
         {
-            self.packets.get_mut(e.pkt).ce = true;
+            self.mark_ce(e.pkt);
         }
         let out = &mut self.sw_ports[e.out_sp as usize];
         out.queues.push_ranked(queue, e.pkt, p.size, rank);
@@ -1042,7 +1045,7 @@ impl Shard {
             && self.packets.get(pkt).ect
             && self.ecn_marks(sp, queue)
         {
-            self.packets.get_mut(pkt).ce = true;
+            self.mark_ce(pkt);
         }
         let more = self.sw_ports[sp as usize].queues.has_ready();
         self.transmit(port, pkt);
