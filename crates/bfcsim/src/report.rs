@@ -471,7 +471,7 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
             };
             let (what, x_axis) = match of {
                 CdfOf::Buffer => (
-                    "CDF of switch buffer occupancy",
+                    "CDF of buffer occupancy",
                     Axis::linear("buffer occupancy", Unit::Bytes),
                 ),
                 // Incast drives the tail to hundreds of flows while the queues per port are tens: a log axis keeps
