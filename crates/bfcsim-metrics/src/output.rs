@@ -331,6 +331,15 @@ pub fn render_table(summary: &Summary) -> String {
             l.window_end_ns
         );
     }
+    if summary.dropped_data_packets > 0 {
+        let _ = writeln!(
+            out,
+            "packet loss rate: {:.4}% ({} of {} data packets dropped)",
+            summary.loss_rate() * 100.0,
+            summary.dropped_data_packets,
+            summary.data_packets
+        );
+    }
     if summary.timeouts > 0 || summary.duplicate_data > 0 {
         let _ = writeln!(
             out,

@@ -129,6 +129,10 @@ pub struct Summary {
     pub hardware: Option<BudgetReport>,
     /// Retransmission timeouts that fired.
     pub timeouts: u64,
+    /// Data packets the NICs sent, retransmissions included.
+    pub data_packets: u64,
+    /// Data packets dropped.
+    pub dropped_data_packets: u64,
     /// Data packets delivered whose bytes their receiver already had: retransmissions that were not needed
     /// (after a timeout that fired while nothing was lost, or a go-back beyond the lost packet).
     pub duplicate_data: u64,
@@ -142,6 +146,11 @@ struct Sample {
 }
 
 impl Summary {
+    /// BCC §III-C's packet loss rate: data packets dropped over data packets sent (0 when none were sent).
+    pub fn loss_rate(&self) -> f64 {
+        self.dropped_data_packets as f64 / self.data_packets.max(1) as f64
+    }
+
     /// Summarizes `records`, whose `group` indices name entries of `groups` (an index past its end is labelled
     /// `group N`); drops, occupancy and links start empty for the caller to fill in.
     pub fn new(records: &[FlowRecord], config: &SummaryConfig, groups: &[String]) -> Summary {
@@ -193,6 +202,8 @@ impl Summary {
             flow_control: None,
             hardware: None,
             timeouts: 0,
+            data_packets: 0,
+            dropped_data_packets: 0,
             duplicate_data: 0,
         }
     }

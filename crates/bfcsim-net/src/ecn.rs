@@ -2,8 +2,13 @@
 //! DCQCN configure it): no mark at or below `kmin`, always above `kmax`, and in between with probability
 //! `pmax·(q − kmin)/(kmax − kmin)`. `kmin = kmax = K` gives DCTCP's step marking (Alizadeh et al. 2010 §3.1).
 //! The comparisons follow HPCC's ns-3 (`q > kmax` marks), the simulator BFC's comparisons ran on.
+//!
+//! [`SharedEcn`] is BCC's shared-buffer ECN/RED (Bai et al., "One More Config Is Enough", IEEE/ACM ToN, §IV-B):
+//! the same RED, on the occupancy of a whole buffer pool instead of one queue, with thresholds derived from the
+//! Dynamic Threshold model (§IV-C, [`SharedEcn::derive`]). Both markers run on every packet and a packet is
+//! marked if either marks it.
 
-use bfcsim_core::Bytes;
+use bfcsim_core::{Bytes, Rate, Time};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
@@ -17,9 +22,10 @@ pub enum MarkPoint {
     Dequeue,
 }
 
-/// RED/ECN parameters of a queue.
+/// RED/ECN parameters of a queue. A field left out takes DCQCN's and DCTCP's values in BFC §6.2.1 (Kmin 100 KB,
+/// Kmax 400 KB) and HPCC's `run.py` Pmax at 100 Gb/s (0.2).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default)]
 pub struct Red {
     /// Marking starts above this queue length.
     pub kmin: Bytes,
@@ -27,6 +33,16 @@ pub struct Red {
     pub kmax: Bytes,
     /// Marking probability just below `kmax`.
     pub pmax: f64,
+}
+
+impl Default for Red {
+    fn default() -> Self {
+        Red {
+            kmin: Bytes(100_000),
+            kmax: Bytes(400_000),
+            pmax: 0.2,
+        }
+    }
 }
 
 impl Red {
@@ -58,9 +74,260 @@ impl Red {
     }
 }
 
+/// BCC's shared-buffer ECN/RED (§IV-B, §IV-C): RED on the shared occupancy of a buffer pool, with `kmax` and
+/// `kmin` derived from the pool unless given.
+///
+/// §IV-B: with Dynamic Threshold's `T = α·(B − ΣQ)`, a queue keeps at least the `B_R` bytes its transport needs
+/// while `ΣQ < B − B_R/α`; marking on the pool's occupancy from there on prevents the losses that per-queue ECN
+/// alone lets happen once many ports are busy. §IV-C: `B_R = C·RTT·(1 + λ) − S_min`, `Kmax = B − B_R/α_min`,
+/// `Kmin = Kmax − C·N·h`, `Pmax` 10%; §V-C.1's cut-off variant marks from one threshold, the middle of the band
+/// (2.2 MB between 1.8 and 2.6 MB in §V-B).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SharedEcn {
+    /// Mark on pool occupancy at all.
+    pub enabled: bool,
+    /// Marking starts above this pool occupancy; derived when left out.
+    pub kmin: Option<Bytes>,
+    /// Every packet is marked above this pool occupancy; derived when left out.
+    pub kmax: Option<Bytes>,
+    /// Marking probability just below `kmax` (§IV-C: 10%, after RED's guideline).
+    pub pmax: f64,
+    /// Width of the probabilistic band per port of the pool, in time at the port rate (§IV-C: 8 µs).
+    pub h: Time,
+    /// The transport's characteristic constant λ (§II-C: DCTCP needs `C·RTT·λ` per port; 0.72 measured).
+    pub lambda: f64,
+    /// The base RTT in `B_R`; by default the fabric's largest base RTT.
+    pub rtt: Option<Time>,
+    /// §V-C.1 "BCC cut-off": one threshold, the middle of the derived band, `kmin = kmax`.
+    pub cutoff: bool,
+}
+
+impl Default for SharedEcn {
+    fn default() -> Self {
+        SharedEcn {
+            enabled: false,
+            kmin: None,
+            kmax: None,
+            pmax: 0.1,
+            h: Time::from_us(8),
+            lambda: 0.72,
+            rtt: None,
+            cutoff: false,
+        }
+    }
+}
+
+/// What [`SharedEcn::derive`] needs to know of one buffer pool.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolFacts {
+    /// Its shared size `B`.
+    pub size: Bytes,
+    /// The smallest Dynamic Threshold α of its queues (§IV-D: `α_min`).
+    pub alpha_min: f64,
+    /// The smallest static reserve of its queues (§IV-D: `S_min`).
+    pub reserve_min: Bytes,
+    /// The rate `C` of its ports (the fastest, when they differ).
+    pub rate: Rate,
+    /// Its ports `N` (§IV-C counts one queue per port).
+    pub ports: u32,
+    /// The base RTT.
+    pub rtt: Time,
+}
+
+/// The marking thresholds of one pool and how they were reached.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PoolMarking {
+    /// `B_R = C·RTT·(1 + λ) − S_min`.
+    pub b_r: Bytes,
+    /// The thresholds in force.
+    pub red: Red,
+}
+
+impl SharedEcn {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.pmax) {
+            return Err(format!("ECN pmax {} is not a probability", self.pmax));
+        }
+        if !(self.lambda >= 0.0 && self.lambda.is_finite()) {
+            return Err(format!(
+                "lambda {} must be a non-negative number",
+                self.lambda
+            ));
+        }
+        if let (Some(lo), Some(hi)) = (self.kmin, self.kmax)
+            && lo > hi
+        {
+            return Err(format!("kmin ({lo}) exceeds kmax ({hi})"));
+        }
+        Ok(())
+    }
+
+    /// The thresholds of a pool (§IV-C): the given ones, else `Kmax = B − B_R/α_min` and
+    /// `Kmin = Kmax − C·N·h`, each clamped to `[0, B]`; cut-off marking uses the middle of the band for both.
+    pub fn derive(&self, pool: &PoolFacts) -> PoolMarking {
+        let bdp = pool.rate.bytes_in(pool.rtt).0 as f64;
+        let b_r = (bdp * (1.0 + self.lambda) - pool.reserve_min.0 as f64).max(0.0);
+        let size = pool.size.0 as f64;
+        let clamp = |v: f64| Bytes(v.clamp(0.0, size) as u64);
+        let kmax = self
+            .kmax
+            .unwrap_or_else(|| clamp(size - b_r / pool.alpha_min));
+        let band = pool.rate.bytes_in(pool.h_total(self.h)).0 as f64;
+        let kmin = self
+            .kmin
+            .unwrap_or_else(|| clamp(kmax.0 as f64 - band).min(kmax));
+        let (kmin, kmax) = if self.cutoff {
+            let mid = Bytes((kmin.0 + kmax.0) / 2);
+            (mid, mid)
+        } else {
+            (kmin, kmax)
+        };
+        PoolMarking {
+            b_r: Bytes(b_r as u64),
+            red: Red {
+                kmin,
+                kmax,
+                pmax: self.pmax,
+            },
+        }
+    }
+}
+
+impl PoolFacts {
+    /// `N·h`: the band's width in time at one port's rate.
+    fn h_total(&self, h: Time) -> Time {
+        Time(h.0 * self.ports as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// §V-B's worked example: 100 Gb/s, 80 µs, λ = 0.72, 128 KB reserve, a 3 MB pool of 8 ports with α = 4, h =
+    /// 8 µs: B_R ≈ 1.6 MB, Kmax ≈ 2.6 MB, Kmin ≈ 1.8 MB; the cut-off variant marks from 2.2 MB (§V-C.1).
+    #[test]
+    fn bcc_parameters_of_the_paper() {
+        let pool = PoolFacts {
+            size: Bytes(3_000_000),
+            alpha_min: 4.0,
+            reserve_min: Bytes(128_000),
+            rate: Rate::gbps(100),
+            ports: 8,
+            rtt: Time::from_us(80),
+        };
+        let on = SharedEcn {
+            enabled: true,
+            ..SharedEcn::default()
+        };
+        let m = on.derive(&pool);
+        assert_eq!(m.b_r, Bytes(1_592_000));
+        assert_eq!(m.red.kmax, Bytes(2_602_000));
+        assert_eq!(m.red.kmin, Bytes(1_802_000));
+        assert_eq!(m.red.pmax, 0.1);
+        let cut = SharedEcn { cutoff: true, ..on }.derive(&pool);
+        assert_eq!(
+            (cut.red.kmin, cut.red.kmax),
+            (Bytes(2_202_000), Bytes(2_202_000))
+        );
+        let given = SharedEcn {
+            kmax: Some(Bytes(2_000_000)),
+            ..on
+        };
+        assert_eq!(
+            given.derive(&pool).red.kmin,
+            Bytes(1_200_000),
+            "Kmin follows a given Kmax"
+        );
+        // A pool too small for B_R marks from its first byte rather than going negative.
+        let tiny = PoolFacts {
+            size: Bytes(100_000),
+            ..pool
+        };
+        assert_eq!(on.derive(&tiny).red.kmax, Bytes(0));
+    }
+
+    /// §IV-B's argument on §V-B's pool, with the Dynamic Threshold of the MMU: one saturated port settles at
+    /// α·B/(1 + α) = 2.4 MB of shared buffer, inside BCC's band (marked with probability 7.5%); eight settle
+    /// at α·B/(1 + 8α) = 364 KB each (plus the 128 KB reserve, below K = 720 KB, so per-port ECN never marks
+    /// them) and fill the pool to 2.91 MB, above Kmax: BCC marks every packet.
+    #[test]
+    fn dynamic_threshold_states_and_bcc_decision() {
+        use crate::mmu::{Mmu, MmuLayout};
+        let pool = PoolFacts {
+            size: Bytes(3_000_000),
+            alpha_min: 4.0,
+            reserve_min: Bytes(128_000),
+            rate: Rate::gbps(100),
+            ports: 8,
+            rtt: Time::from_us(80),
+        };
+        let red = SharedEcn {
+            enabled: true,
+            ..SharedEcn::default()
+        }
+        .derive(&pool)
+        .red;
+        let pkt = 9_000u64;
+        for (busy, shared_each, p_mark) in [(1usize, 2_400_000.0, 0.075), (8, 363_636.0, 1.0)] {
+            let mut mmu = Mmu::new(MmuLayout {
+                unlimited: false,
+                pool_size: vec![3_000_000],
+                pool_of_port: vec![0; 8],
+                queues_per_port: 1,
+                reserve: 128_000,
+                alpha: vec![4.0],
+            });
+            let mut progress = true;
+            while progress {
+                progress = false;
+                for q in 0..busy {
+                    progress |= mmu.admit(q, 0, pkt).is_ok();
+                }
+            }
+            for q in 0..busy {
+                let shared = mmu.queue_bytes(q, 0) as f64 - 128_000.0;
+                assert!(
+                    (shared - shared_each).abs() <= pkt as f64,
+                    "{busy} ports: {shared}"
+                );
+            }
+            let used = mmu.pool_used(0);
+            let expect = busy as f64 * shared_each;
+            assert!((used as f64 - expect).abs() <= (busy as u64 * pkt) as f64);
+            let p = if used > red.kmax.0 {
+                1.0
+            } else {
+                red.pmax * (used - red.kmin.0) as f64 / (red.kmax.0 - red.kmin.0) as f64
+            };
+            assert!(
+                (p - p_mark).abs() < 0.01,
+                "{busy} ports: pool {used} B marks with {p}"
+            );
+        }
+    }
+
+    /// The marking decision for scripted pool states: nothing below Kmin, ramping to Pmax at Kmax, all above.
+    #[test]
+    fn bcc_marks_on_pool_occupancy() {
+        let mut rng = bfcsim_core::rng::stream(2, bfcsim_core::rng::Stream::Other(0));
+        let red = Red {
+            kmin: Bytes(1_802_000),
+            kmax: Bytes(2_602_000),
+            pmax: 0.1,
+        };
+        let rate = |occupancy: u64, rng: &mut _| {
+            (0..20_000)
+                .filter(|_| red.should_mark(occupancy, rng))
+                .count() as f64
+                / 20_000.0
+        };
+        assert_eq!(rate(1_800_000, &mut rng), 0.0);
+        assert!((rate(2_202_000, &mut rng) - 0.05).abs() < 0.01);
+        assert_eq!(rate(2_602_001, &mut rng), 1.0);
+    }
 
     #[test]
     fn step_and_ramp() {

@@ -235,8 +235,30 @@ impl Mmu {
             .sum()
     }
     /// Shared bytes in use in `pool`.
+    #[inline]
     pub fn pool_used(&self, pool: usize) -> u64 {
         self.pools[pool].used
+    }
+    /// The pool of local `port`.
+    #[inline]
+    pub fn pool_of(&self, port: usize) -> usize {
+        self.queues[self.qi(port, 0)].pool as usize
+    }
+    /// Size of `pool` in bytes.
+    pub fn pool_size(&self, pool: usize) -> u64 {
+        self.pools[pool].size
+    }
+    /// Number of pools.
+    pub fn pools(&self) -> usize {
+        self.pools.len()
+    }
+    /// Dynamic Threshold α of `queue` (the same index at every port).
+    pub fn alpha(&self, queue: usize) -> f64 {
+        self.queues[queue].alpha
+    }
+    /// Static reserve of every queue, in bytes.
+    pub fn reserve(&self) -> u64 {
+        self.reserve
     }
     /// Invariant violations seen so far: pools that went over their size, and releases of bytes not held.
     pub fn violations(&self) -> Vec<String> {

@@ -66,13 +66,27 @@ pub enum LinkSet {
     Link(u32),
     /// The directed link into host index N (the last hop of every flow to it).
     ToHost(u32),
+    /// The directed links into host indices A to B, both included (`to-host:A-B`: BCC §III-C's "links to
+    /// receivers").
+    ToHosts(u32, u32),
     /// One direction of a link: the one transmitted by the port with this id (e.g. a receiver's downlink).
     Port(u32),
 }
 
 impl LinkSet {
-    /// Parses `host`, `fabric`, `core`, `link:N`, `to-host:N` or `port:N`.
+    /// Parses `host`, `fabric`, `core`, `link:N`, `to-host:N`, `to-host:A-B` or `port:N`.
     pub fn parse(text: &str) -> Result<LinkSet, String> {
+        if let Some((a, b)) = text
+            .strip_prefix("to-host:")
+            .and_then(|r| r.split_once('-'))
+        {
+            return match (a.parse::<u32>(), b.parse::<u32>()) {
+                (Ok(a), Ok(b)) if a <= b => Ok(LinkSet::ToHosts(a, b)),
+                _ => Err(format!(
+                    "link set `{text}`: expected to-host:A-B with host indices A <= B"
+                )),
+            };
+        }
         match text {
             "host" | "hosts" => Ok(LinkSet::Host),
             "fabric" => Ok(LinkSet::Fabric),
@@ -84,7 +98,7 @@ impl LinkSet {
                     (_, Some(Ok(n)), _) => Ok(LinkSet::ToHost(n)),
                     (_, _, Some(Ok(n))) => Ok(LinkSet::Port(n)),
                     _ => Err(format!(
-                        "unknown link set `{text}` (expected host, fabric, core, link:N, to-host:N or port:N)"
+                        "unknown link set `{text}` (expected host, fabric, core, link:N, to-host:N, to-host:A-B or port:N)"
                     )),
                 }
             }
@@ -101,6 +115,7 @@ impl std::fmt::Display for LinkSet {
             LinkSet::Core => f.write_str("core"),
             LinkSet::Link(n) => write!(f, "link:{n}"),
             LinkSet::ToHost(n) => write!(f, "to-host:{n}"),
+            LinkSet::ToHosts(a, b) => write!(f, "to-host:{a}-{b}"),
             LinkSet::Port(n) => write!(f, "port:{n}"),
         }
     }
@@ -278,6 +293,9 @@ impl Topology {
             }
             LinkSet::Link(id) => port.link.0 == *id,
             LinkSet::ToHost(h) => self.hosts.get(*h as usize) == Some(&self.peer_node(p)),
+            LinkSet::ToHosts(a, b) => self
+                .host_index(self.peer_node(p))
+                .is_some_and(|h| (*a..=*b).contains(&h)),
             LinkSet::Port(id) => p.0 == *id,
         }
     }
@@ -316,5 +334,10 @@ mod tests {
         assert_eq!(t.peer_node(into_2[0]), t.hosts[2]);
         assert_eq!(t.ports_in_set(&LinkSet::Host).len(), 6);
         assert!(t.ports_in_set(&LinkSet::ToHost(3)).is_empty());
+        assert_eq!(LinkSet::parse("to-host:0-1"), Ok(LinkSet::ToHosts(0, 1)));
+        assert!(LinkSet::parse("to-host:2-1").is_err());
+        let into = t.ports_in_set(&LinkSet::ToHosts(0, 1));
+        assert_eq!(into.len(), 2);
+        assert!(into.iter().all(|&p| t.peer_node(p) != t.hosts[2]));
     }
 }

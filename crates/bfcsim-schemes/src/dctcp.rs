@@ -39,6 +39,9 @@ pub struct DctcpConfig {
     pub start: Start,
     /// Initial window in packets, for slow start.
     pub initial_window: u32,
+    /// Largest window in packets (the receiver's advertised window: ns-2's `window_`, 125 packets in the BCC
+    /// authors' single-switch scripts); none by default.
+    pub max_window: Option<u32>,
 }
 
 impl Default for DctcpConfig {
@@ -48,6 +51,7 @@ impl Default for DctcpConfig {
             initial_alpha: 1.0,
             start: Start::LineRate,
             initial_window: 10,
+            max_window: None,
         }
     }
 }
@@ -66,6 +70,9 @@ impl DctcpConfig {
         }
         if self.initial_window == 0 {
             return Err("dctcp initial_window must be at least 1 packet".into());
+        }
+        if self.max_window == Some(0) {
+            return Err("dctcp max_window must be at least 1 packet".into());
         }
         Ok(())
     }
@@ -86,6 +93,8 @@ pub struct Dctcp {
     window_end: u64,
     /// No further reduction until this sequence is acknowledged.
     cwr_end: u64,
+    /// The window never grows beyond this (bytes).
+    max_cwnd: f64,
 }
 
 impl Dctcp {
@@ -109,6 +118,7 @@ impl Dctcp {
             marked: 0,
             window_end: 0,
             cwr_end: 0,
+            max_cwnd: cfg.max_window.map_or(f64::INFINITY, |w| w as f64 * mss),
         }
     }
 
@@ -126,7 +136,7 @@ impl Dctcp {
 impl CongestionControl for Dctcp {
     #[inline]
     fn window(&self) -> u64 {
-        self.cwnd as u64
+        self.cwnd.min(self.max_cwnd) as u64
     }
 
     fn on_ack(&mut self, _now: Time, ack: &AckSignal) {
@@ -146,9 +156,10 @@ impl CongestionControl for Dctcp {
                 self.cwr_end = ack.snd_nxt;
             }
         } else if self.cwnd < self.ssthresh {
-            self.cwnd += ack.newly_acked as f64;
+            self.cwnd = (self.cwnd + ack.newly_acked as f64).min(self.max_cwnd);
         } else {
-            self.cwnd += self.mss * ack.newly_acked as f64 / self.cwnd;
+            self.cwnd =
+                (self.cwnd + self.mss * ack.newly_acked as f64 / self.cwnd).min(self.max_cwnd);
         }
     }
 

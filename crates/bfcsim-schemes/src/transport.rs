@@ -31,6 +31,19 @@ pub enum Recovery {
     GoBackN,
     /// Resend only the lost segment; the receiver keeps out-of-order data.
     Selective,
+    /// Selective repeat that also resends the segment a partial ACK points to while recovering from a loss
+    /// (RFC 6582's NewReno partial ACK: the cumulative ACK that fills one hole but stays below the highest byte
+    /// sent when the loss was seen names the next hole). It stands in for the SACK scoreboard of ns-2's
+    /// `FullTcp/Sack`, which the BCC authors ran (BCC §V-B): a window with several losses is repaired one hole
+    /// per round trip instead of waiting for a retransmission timeout after the first.
+    Sack,
+}
+
+impl Recovery {
+    /// Whether the receiver keeps out-of-order data and the sender resends single segments.
+    pub fn selective(self) -> bool {
+        self != Recovery::GoBackN
+    }
 }
 
 /// Reliable-delivery parameters of the NICs.
@@ -52,6 +65,11 @@ pub struct TransportConfig {
     pub rto_max: Time,
     /// Go-back-N or selective repeat.
     pub recovery: Recovery,
+    /// The sender resends a hole on the N-th NACK naming it. With more than 1, the receiver answers every
+    /// out-of-order packet with a NACK, TCP's duplicate ACK, and the sender waits for N of them as TCP's fast
+    /// retransmit does (RFC 5681 §3.2: 3; ns-2's `numdupacks_`, 3 in BCC's scripts): a window with fewer than N
+    /// packets after a loss then waits for the timeout. 1 (the default): the first NACK resends.
+    pub dupack_threshold: u32,
     /// The retransmission timer stands still while per-hop flow control (BFC, PFC) pauses the flow's NIC
     /// queue: the pause says the network holds the flow's packets, not that it lost them.
     pub rto_holds_while_paused: bool,
@@ -68,6 +86,7 @@ impl Default for TransportConfig {
             rto_min: Time::from_ms(1),
             rto_max: Time::from_ms(64),
             recovery: Recovery::GoBackN,
+            dupack_threshold: 1,
             rto_holds_while_paused: true,
             nack: true,
         }
@@ -77,6 +96,9 @@ impl Default for TransportConfig {
 impl TransportConfig {
     /// Checks ranges.
     pub fn validate(&self) -> Result<(), String> {
+        if self.dupack_threshold == 0 {
+            return Err("nic.dupack_threshold must be at least 1".into());
+        }
         if self.rto_min == Time::ZERO || self.rto_max < self.rto_min {
             return Err(format!(
                 "need 0 < nic.rto_min ({}) <= nic.rto_max ({})",
@@ -110,6 +132,14 @@ pub struct Sender {
     /// Selective repeat: the first byte of each segment known lost and not yet resent, and their bytes.
     lost: Option<BTreeSet<u64>>,
     lost_bytes: u64,
+    /// `Recovery::Sack`: resend what partial ACKs point to.
+    partial_acks: bool,
+    /// While recovering from a loss: one past the highest byte sent when it was seen (RFC 6582's `recover`).
+    recover: Option<u64>,
+    /// NACKs needed to resend a hole, and those seen so far for the hole at `dup_seq`.
+    dupack_threshold: u32,
+    dupacks: u32,
+    dup_seq: u64,
 }
 
 /// What an ACK did to the sender.
@@ -132,8 +162,13 @@ impl Sender {
             high_water: 0,
             rto: RtoEstimator::new(cfg),
             rewind: None,
-            lost: (cfg.recovery == Recovery::Selective).then(BTreeSet::new),
+            lost: cfg.recovery.selective().then(BTreeSet::new),
             lost_bytes: 0,
+            partial_acks: cfg.recovery == Recovery::Sack,
+            recover: None,
+            dupack_threshold: cfg.dupack_threshold,
+            dupacks: 0,
+            dup_seq: 0,
         }
     }
 
@@ -249,6 +284,13 @@ impl Sender {
         self.snd_una = ack_seq;
         self.snd_nxt = self.snd_nxt.max(ack_seq);
         self.prune_lost();
+        if let Some(recover) = self.recover {
+            if ack_seq >= recover {
+                self.recover = None;
+            } else {
+                self.mark_lost(ack_seq);
+            }
+        }
         self.rto.reset_backoff();
         AckOutcome {
             newly_acked: newly,
@@ -264,7 +306,21 @@ impl Sender {
             self.snd_una = seq;
             self.prune_lost();
         }
+        if self.dupack_threshold > 1 {
+            // Duplicate ACKs: only the threshold-th for a hole resends it.
+            if seq == self.dup_seq {
+                self.dupacks += 1;
+            } else {
+                (self.dup_seq, self.dupacks) = (seq, 1);
+            }
+            if self.dupacks != self.dupack_threshold {
+                return false;
+            }
+        }
         if self.lost.is_some() {
+            if self.partial_acks && self.recover.is_none() {
+                self.recover = Some(self.high_water);
+            }
             return self.mark_lost(seq);
         }
         if seq < self.snd_nxt && seq >= self.snd_una {
@@ -318,6 +374,7 @@ impl Sender {
     /// The retransmission timer fired with data outstanding: resend from the first unacknowledged byte.
     pub fn handle_timeout(&mut self) {
         self.snd_nxt = self.snd_una;
+        self.recover = None;
         if let Some(lost) = &mut self.lost {
             lost.clear();
             self.lost_bytes = 0;
@@ -397,6 +454,8 @@ pub struct Receiver {
     nacked: Option<u64>,
     /// NACK gaps at all ([`TransportConfig::nack`]).
     nack: bool,
+    /// Every out-of-order packet draws a NACK (a duplicate ACK), for a sender that waits for several.
+    dupacks: bool,
     /// Selective repeat: the byte ranges held above `rcv_nxt`, sorted and disjoint (`None`: go-back-N, which
     /// drops out-of-order data).
     held: Option<Vec<(u64, u64)>>,
@@ -432,7 +491,8 @@ impl Receiver {
             ce_bytes: 0,
             nacked: None,
             nack: cfg.nack,
-            held: (cfg.recovery == Recovery::Selective).then(Vec::new),
+            dupacks: cfg.dupack_threshold > 1,
+            held: cfg.recovery.selective().then(Vec::new),
         }
     }
 
@@ -474,7 +534,7 @@ impl Receiver {
         } else if !self.hold(seq, seq + len as u64, ce.then_some(len)) {
             // Already held: a duplicate of out-of-order data.
             self.ack()
-        } else if self.nack && self.nacked != Some(self.rcv_nxt) {
+        } else if self.nack && (self.dupacks || self.nacked != Some(self.rcv_nxt)) {
             self.nacked = Some(self.rcv_nxt);
             Reply::Nack { seq: self.rcv_nxt }
         } else {
@@ -628,6 +688,58 @@ mod tests {
             recovery: Recovery::Selective,
             ..cfg(ack_every)
         }
+    }
+
+    /// TCP's fast retransmit with `sack` recovery: every out-of-order packet draws a NACK (a duplicate ACK), the
+    /// third for a hole resends it; the ACK that fills it but stays below the highest byte sent names the next
+    /// hole, which is resent at once (NewReno's partial ACK).
+    #[test]
+    fn three_duplicate_acks_then_partial_acks() {
+        let cfg = TransportConfig {
+            recovery: Recovery::Sack,
+            dupack_threshold: 3,
+            ..cfg(1)
+        };
+        let mut snd = Sender::new(10_000, 1000, &cfg);
+        let mut rcv = Receiver::new(10_000, &cfg);
+        for _ in 0..10 {
+            snd.next_segment();
+        }
+        // Segments 1000 and 3000 are lost.
+        let mut replies = Vec::new();
+        for seq in [0u64, 2000, 4000, 5000, 6000] {
+            replies.push(rcv.handle_data(seq, 1000, false));
+        }
+        assert_eq!(
+            replies[0],
+            Reply::Ack {
+                seq: 1000,
+                ce_bytes: 0
+            }
+        );
+        assert!(replies[1..].iter().all(|r| *r == Reply::Nack { seq: 1000 }));
+        snd.handle_ack(1000, None);
+        assert!(!snd.handle_nack(1000) && !snd.handle_nack(1000));
+        assert!(snd.handle_nack(1000), "the third duplicate resends");
+        assert!(!snd.handle_nack(1000), "the fourth does not again");
+        assert_eq!(snd.next_segment(), (1000, 1000, true));
+        // The resent segment fills the first hole: the ACK up to 3000 is partial and resends 3000.
+        assert_eq!(
+            rcv.handle_data(1000, 1000, false),
+            Reply::Ack {
+                seq: 3000,
+                ce_bytes: 0
+            }
+        );
+        snd.handle_ack(3000, None);
+        assert_eq!(snd.next_segment(), (3000, 1000, true));
+        assert_eq!(
+            rcv.handle_data(3000, 1000, false),
+            Reply::Ack {
+                seq: 7000,
+                ce_bytes: 0
+            }
+        );
     }
 
     /// Selective repeat: the receiver keeps what follows a gap, the sender resends only the notified segments,

@@ -1,7 +1,7 @@
 //! Switch and NIC configuration, with CLOS-128's defaults (BFC §6.2.1) where a field is left out.
 
 use bfcsim_core::{Bytes, Time};
-use bfcsim_net::ecn::{MarkPoint, Red};
+use bfcsim_net::ecn::{MarkPoint, Red, SharedEcn};
 use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
 use bfcsim_schemes::bfc::BfcConfig;
@@ -16,24 +16,23 @@ use serde::{Deserialize, Serialize};
 pub struct EcnConfig {
     /// Mark at all.
     pub enabled: bool,
-    /// RED thresholds: BFC §6.2.1 gives DCQCN's and DCTCP's Kmin = 100 KB and Kmax = 400 KB; Pmax 0.2 is
-    /// HPCC's `run.py` value at 100 Gb/s.
+    /// RED thresholds of every queue: BFC §6.2.1 gives DCQCN's and DCTCP's Kmin = 100 KB and Kmax = 400 KB;
+    /// Pmax 0.2 is HPCC's `run.py` value at 100 Gb/s.
     #[serde(flatten)]
     pub red: Red,
     /// When the marker looks at the queue (HPCC's ns-3 marks at dequeue).
     pub mark_on: MarkPoint,
+    /// BCC's shared-buffer ECN/RED on each buffer pool's occupancy (`[switch.ecn.shared]`), off by default.
+    pub shared: SharedEcn,
 }
 
 impl Default for EcnConfig {
     fn default() -> Self {
         EcnConfig {
             enabled: true,
-            red: Red {
-                kmin: Bytes(100_000),
-                kmax: Bytes(400_000),
-                pmax: 0.2,
-            },
+            red: Red::default(),
             mark_on: MarkPoint::Dequeue,
+            shared: SharedEcn::default(),
         }
     }
 }
@@ -170,7 +169,11 @@ impl SwitchConfig {
         self.ecn
             .red
             .validate()
-            .map_err(|e| format!("switch.ecn: {e}"))
+            .map_err(|e| format!("switch.ecn: {e}"))?;
+        self.ecn
+            .shared
+            .validate()
+            .map_err(|e| format!("switch.ecn.shared: {e}"))
     }
 
     /// Queues per port including the control queue.

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, NodeId, PortId, Rate, Time};
+use bfcsim_net::ecn::PoolMarking;
 use bfcsim_net::mmu::{DropReason, Mmu};
 use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
 use bfcsim_net::topology::{NodeKind, Topology};
@@ -417,6 +418,10 @@ impl Sim {
     /// The buffer of switch `s` (occupancy per switch, pool, port and queue).
     pub fn switch_mmu(&self, s: usize) -> &Mmu {
         self.of_switch(s).switch_mmu(s)
+    }
+    /// BCC's shared-buffer RED of each buffer pool of switch `s` (empty unless `switch.ecn.shared` is on).
+    pub fn shared_ecn(&self, s: usize) -> &[PoolMarking] {
+        self.of_switch(s).shared_ecn(s)
     }
     /// Bytes waiting in queue `q` of switch egress `port` (not counting the packet being serialized).
     pub fn egress_queue_bytes(&self, port: PortId, q: usize) -> u64 {

@@ -210,3 +210,50 @@ fn dctcp_flows_sharing_one_fifo_converge_to_fair_shares() {
         );
     }
 }
+
+/// BCC §IV-B on a star: four receivers share one buffer pool, each fed by two long DCTCP flows. The per-queue
+/// threshold is far above anything a queue can hold, so per-queue ECN alone never marks and the queues run into
+/// the Dynamic Threshold and drop; shared-buffer ECN/RED on the pool's occupancy marks, and the drops stop.
+#[test]
+fn shared_buffer_ecn_marks_where_per_queue_ecn_does_not() {
+    let run = |shared: bool| {
+        let flows: Vec<_> = (0..8)
+            .map(|s| flow(4 + s, s / 2, 100_000_000, Time::from_ns(13 * s as u64)))
+            .collect();
+        let mut p = params(dctcp());
+        p.switch.ports_per_pool = 4;
+        p.switch.pool_size = Some(bfcsim_core::Bytes(1_000_000));
+        p.switch.alpha = 1.0;
+        p.switch.ecn.red = bfcsim_net::ecn::Red {
+            kmin: bfcsim_core::Bytes(10_000_000),
+            kmax: bfcsim_core::Bytes(10_000_000),
+            pmax: 1.0,
+        };
+        p.switch.ecn.shared = bfcsim_net::ecn::SharedEcn {
+            enabled: shared,
+            kmin: Some(bfcsim_core::Bytes(300_000)),
+            kmax: Some(bfcsim_core::Bytes(500_000)),
+            ..Default::default()
+        };
+        let mut sim = Sim::new(star(12), &flows, p).unwrap();
+        sim.run_until(Time::from_ms(2));
+        assert!(sim.check_invariants().is_empty());
+        let marking = sim.shared_ecn(0).to_vec();
+        (sim.counters(), marking, drops(&sim))
+    };
+    let (off, none, dropped_off) = run(false);
+    assert_eq!(off.ce_marks, 0, "per-queue ECN alone never marks");
+    assert!(none.is_empty());
+    assert!(
+        dropped_off > 0,
+        "without marks the queues hit the Dynamic Threshold"
+    );
+    let (on, pools, dropped_on) = run(true);
+    assert!(on.ce_marks > 0, "the pool's occupancy marks");
+    assert_eq!(pools.len(), 3, "12 ports in pools of 4");
+    assert_eq!(pools[0].red.kmin.0, 300_000);
+    assert!(
+        dropped_on * 10 < dropped_off,
+        "shared-buffer ECN prevents most drops: {dropped_on} against {dropped_off}"
+    );
+}

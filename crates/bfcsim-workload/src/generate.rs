@@ -263,13 +263,15 @@ pub fn generate_at_most(
             .arrival_process()?
             .sampler(plan.background_rate)
             .map_err(invalid)?;
-        let expected = plan.background_rate * spec.duration.secs_f64();
+        let expected = (plan.background_rate * spec.duration.secs_f64())
+            .min(spec.flows.unwrap_or(u64::MAX) as f64);
         flows.reserve((expected * 1.05).min(1e9) as usize);
         let mut rng = stream(master_seed, Stream::Workload(0));
         let mut class_rng = stream(master_seed, Stream::Workload(CLASS_STREAM));
         let classes = spec.classes.max(1);
         let mut t = Time::ZERO;
-        loop {
+        let count = spec.flows.unwrap_or(u64::MAX) as usize;
+        while flows.len() < count {
             t = t.saturating_add(gaps.next_gap(&mut rng));
             if t >= spec.duration {
                 break;
@@ -290,6 +292,14 @@ pub fn generate_at_most(
             });
             room(&flows)?;
         }
+    }
+    if let Some(n) = spec.flows.filter(|&n| flows.len() < n as usize) {
+        return Err(invalid(format!(
+            "workload.flows = {n}, but only {} background flows arrive within workload.duration = {}: \
+             lengthen the duration (it only bounds the arrivals)",
+            flows.len(),
+            spec.duration
+        )));
     }
     for (i, (inc, &period)) in spec.incast.iter().zip(&plan.incast_periods).enumerate() {
         let mut rng = stream(master_seed, Stream::Workload(1 + i as u32));
@@ -470,7 +480,8 @@ impl GroupPlan<'_> {
 /// each incast's events times its degree, each counted group's count.
 fn expected_flows(spec: &WorkloadSpec, plan: &Plan, groups: &[GroupPlan]) -> f64 {
     let secs = spec.duration.secs_f64();
-    let background = plan.background_rate * secs;
+    let background =
+        (plan.background_rate * secs).min(spec.flows.map_or(f64::INFINITY, |n| n as f64));
     let incasts: f64 = spec
         .incast
         .iter()
@@ -627,6 +638,7 @@ mod tests {
             load,
             load_on: "core".into(),
             duration,
+            flows: None,
             locality: None,
             partition: None,
             sources: None,
@@ -704,6 +716,31 @@ mod tests {
         assert!((load / 0.3 - 1.0).abs() < 0.03, "{load}");
         assert!(flows.first().unwrap().start > Time::ZERO);
         assert!(flows.last().unwrap().start < s.duration);
+    }
+
+    /// `workload.flows` (BCC §V-B's 100,000 flows) stops the arrivals at the count: the same first flows as an
+    /// unbounded run, and an error naming the keys when the duration is too short to reach it.
+    #[test]
+    fn a_flow_count_stops_the_arrivals() {
+        let cdf = google();
+        let all = generate(
+            &spec(0.3, ArrivalKind::Poisson, Time::from_ms(1)),
+            Some(&cdf),
+            &on(&hosts(64)),
+            Some(&BASIS),
+            2,
+        )
+        .unwrap();
+        let mut s = spec(0.3, ArrivalKind::Poisson, Time::from_ms(1));
+        s.flows = Some(1000);
+        let counted = generate(&s, Some(&cdf), &on(&hosts(64)), Some(&BASIS), 2).unwrap();
+        assert_eq!(counted.len(), 1000);
+        assert_eq!(counted[..], all[..1000]);
+        s.flows = Some(all.len() as u64 + 1);
+        let e = generate(&s, Some(&cdf), &on(&hosts(64)), Some(&BASIS), 2).unwrap_err();
+        assert!(e.to_string().contains("workload.duration"), "{e}");
+        s.flows = Some(0);
+        assert!(s.validate().unwrap_err().contains("workload.flows"));
     }
 
     #[test]

@@ -104,6 +104,11 @@ pub struct WorkloadSpec {
     pub load_on: String,
     /// Flows start in [0, duration).
     pub duration: Time,
+    /// Stop the background's arrivals at this many flows (BCC §V-B: "each simulation lasts for 100,000
+    /// flows"); `duration` then only bounds them, and one too short to reach the count is an error. Not with
+    /// incasts or groups, whose arrivals follow `duration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<u64>,
     /// Fraction of rack-local destinations; absent means uniform all-to-all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locality: Option<f64>,
@@ -285,6 +290,16 @@ impl WorkloadSpec {
             return Err(
                 "workload.duration = 0ps must be positive: flows start in [0, duration)".into(),
             );
+        }
+        match self.flows {
+            Some(0) => return Err("workload.flows = 0 must be at least 1".into()),
+            Some(n) if !self.incast.is_empty() || !self.group.is_empty() => {
+                return Err(format!(
+                    "workload.flows = {n} counts the background's flows only: drop it, or the [[workload.incast]] \
+                     and [[workload.group]] tables, whose arrivals follow workload.duration"
+                ));
+            }
+            _ => {}
         }
         if let Some(p) = self.locality {
             if !(0.0..=1.0).contains(&p) {

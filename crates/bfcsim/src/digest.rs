@@ -6,6 +6,8 @@
 //! the papers' FCT figures show), `incast`, `classN` per traffic class when a run has several, and `group:NAME`
 //! per named workload group. Each set has the run's size buckets and three size ranges of BFC §6.3: short flows
 //! (< 3 KB, whose 99th percentile the paper reports), long flows (> 3 MB, whose average it reports) and all.
+//! Each set also has flow completion times (not slowdowns) by BCC §V-B's size classes ([`Fct`]): small
+//! (0, 100 KB], medium (100 KB, 10 MB], large (> 10 MB) and all.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +21,10 @@ use crate::runner::Outcome;
 pub const SHORT_BELOW: u64 = 3_000;
 /// Flows longer than this are BFC §6.3's "long flows".
 pub const LONG_ABOVE: u64 = 3_000_000;
+/// BCC §V-B's small flows are at most this large.
+pub const SMALL_UP_TO: u64 = 100_000;
+/// BCC §V-B's large flows are larger than this.
+pub const LARGE_ABOVE: u64 = 10_000_000;
 /// Points kept of the buffer-occupancy CDF (evenly spaced in probability).
 const CDF_POINTS: usize = 200;
 
@@ -83,6 +89,41 @@ pub struct FlowSet {
     pub long: Option<Stats>,
     /// Every finished flow of the set.
     pub all: Option<Stats>,
+    /// Completion times by BCC's size classes (absent from digests of older versions).
+    #[serde(default)]
+    pub fct: Fct,
+}
+
+/// Flow completion times in nanoseconds by BCC §V-B's size classes, whose figures give the small flows' 99th
+/// percentile and the others' average.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fct {
+    /// (0, 100 KB].
+    pub small: Option<Stats>,
+    /// (100 KB, 10 MB].
+    pub medium: Option<Stats>,
+    /// Above 10 MB.
+    pub large: Option<Stats>,
+    /// Every finished flow.
+    pub all: Option<Stats>,
+}
+
+impl Fct {
+    fn new(records: &[FlowRecord]) -> Fct {
+        let fcts = |keep: &dyn Fn(u64) -> bool| {
+            records
+                .iter()
+                .filter(|r| keep(r.size.0))
+                .filter_map(|r| r.fct().map(|t| t.ps() as f64 / 1e3))
+                .collect::<Vec<f64>>()
+        };
+        Fct {
+            small: Stats::of(fcts(&|s| s <= SMALL_UP_TO)),
+            medium: Stats::of(fcts(&|s| s > SMALL_UP_TO && s <= LARGE_ABOVE)),
+            large: Stats::of(fcts(&|s| s > LARGE_ABOVE)),
+            all: Stats::of(fcts(&|_| true)),
+        }
+    }
 }
 
 impl FlowSet {
@@ -126,6 +167,7 @@ impl FlowSet {
             short: Stats::of(slowdowns(&|s| s < SHORT_BELOW)),
             long: Stats::of(slowdowns(&|s| s > LONG_ABOVE)),
             all: Stats::of(slowdowns(&|_| true)),
+            fct: Fct::new(records),
         }
     }
 }
@@ -221,6 +263,12 @@ pub struct Digest {
     pub retransmitted: u64,
     /// Packets the NICs created.
     pub injected: u64,
+    /// Data packets the NICs sent, retransmissions included (absent from digests of older versions).
+    #[serde(default)]
+    pub data_packets: u64,
+    /// Data packets dropped.
+    #[serde(default)]
+    pub dropped_data_packets: u64,
     /// End-of-run invariant violations, one more if the run stalled (`run.stall_after`): either makes the
     /// run unsound, and a sweep that had one exits with status 3.
     pub violations: usize,
@@ -309,6 +357,8 @@ impl Digest {
             timeouts: out.counters.timeouts,
             retransmitted: out.counters.retransmits,
             injected: out.counters.injected_pkts,
+            data_packets: out.counters.data_pkts,
+            dropped_data_packets: out.counters.dropped_data_pkts,
             violations: out.violations.len() + usize::from(out.stalled.is_some()),
         }
     }

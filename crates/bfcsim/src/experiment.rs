@@ -390,6 +390,10 @@ pub struct MetricsConfig {
     /// interconnect of a `two-dc` topology, App. A.9's Fig. 26b).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub utilization_on: Vec<String>,
+    /// The links whose switch egress ports' queued bytes make the buffer-occupancy samples, each port its own
+    /// sample (`to-host:N`: BCC Fig. 4's congested port), instead of each switch's whole buffer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_on: Option<String>,
 }
 
 impl Default for MetricsConfig {
@@ -402,6 +406,7 @@ impl Default for MetricsConfig {
             warmup: Time::ZERO,
             active_flows_on: None,
             utilization_on: Vec::new(),
+            buffer_on: None,
         }
     }
 }

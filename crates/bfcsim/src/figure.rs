@@ -49,7 +49,13 @@
 //! §6.3's short flows < 3 KB, long flows > 3 MB, or all, of the non-incast flows; prefix `incast:`, `classN:` or
 //! `group:NAME:` for another flow set), `buffer.p99`, `paused.mean`, `active.p99`, `util.NAME`, `throughput`,
 //! `single-delay.p99`, `core.up.p50|p99` and `core.down.p50|p99` (Homa's scheduled packets into and out of the
-//! core, BFC Table 2), `idle`, `drops`, `timeouts`, `unfinished`, `retx`, `collisions`.
+//! core, BFC Table 2), `idle`, `drops`, `loss`, `timeouts`, `unfinished`, `retx`, `collisions`; and flow
+//! completion times in ns by BCC §V-B's size classes, `fct.small.p99`, `fct.medium.avg`, `fct.large.avg`,
+//! `fct.all.avg` (with the same flow-set prefixes). `loss` is BCC §III-C's packet loss rate (data packets dropped
+//! over data packets sent).
+//!
+//! A `metric` plot with `over = "LABEL"` divides each series' value by that series' value at the same axis
+//! point, as papers that normalise to a baseline draw (BCC Figs. 3 and 9-13); claims do the same with `over`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,7 +63,7 @@ use std::path::{Path, PathBuf};
 use bfcsim_plot::Unit;
 use serde::Deserialize;
 
-use crate::digest::{Digest, Stats};
+use crate::digest::{Digest, Fct, Stats};
 use crate::store::{Resolved, RunSpec};
 
 /// The colours of the series of every figure, by label (`palette.toml` next to the figures).
@@ -298,6 +304,9 @@ pub enum PlotDef {
         /// Logarithmic y axis.
         #[serde(default)]
         log: bool,
+        /// Divide by this series' value at the same axis point (the paper's normalisation to a baseline).
+        #[serde(default)]
+        over: Option<String>,
     },
 }
 
@@ -353,6 +362,49 @@ pub enum Sizes {
     All,
 }
 
+/// BCC §V-B's flow size classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FctClass {
+    /// (0, 100 KB].
+    Small,
+    /// (100 KB, 10 MB].
+    Medium,
+    /// Above 10 MB.
+    Large,
+    /// All.
+    All,
+}
+
+impl FctClass {
+    fn parse(text: &str) -> Option<FctClass> {
+        match text {
+            "small" => Some(FctClass::Small),
+            "medium" => Some(FctClass::Medium),
+            "large" => Some(FctClass::Large),
+            "all" => Some(FctClass::All),
+            _ => None,
+        }
+    }
+
+    fn of(self, f: &Fct) -> Option<Stats> {
+        match self {
+            FctClass::Small => f.small,
+            FctClass::Medium => f.medium,
+            FctClass::Large => f.large,
+            FctClass::All => f.all,
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            FctClass::Small => "flows <= 100KB",
+            FctClass::Medium => "flows 100KB-10MB",
+            FctClass::Large => "flows > 10MB",
+            FctClass::All => "all flows",
+        }
+    }
+}
+
 /// A number of a run's digest.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Metric {
@@ -362,6 +414,15 @@ pub enum Metric {
         set: String,
         /// Which sizes.
         sizes: Sizes,
+        /// The statistic.
+        stat: Stat,
+    },
+    /// A flow completion time statistic of a flow set's flows of one BCC size class, ns.
+    Fct {
+        /// The flow set.
+        set: String,
+        /// Which sizes.
+        class: FctClass,
         /// The statistic.
         stat: Stat,
     },
@@ -392,6 +453,8 @@ pub enum Metric {
     Idle,
     /// Packets dropped.
     Drops,
+    /// Data packets dropped over data packets sent.
+    Loss,
     /// Retransmission timeouts.
     Timeouts,
     /// Unfinished flows.
@@ -407,9 +470,10 @@ impl Metric {
     pub fn parse(text: &str) -> Result<Metric, String> {
         let bad = || {
             format!(
-                "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, buffer.p50|p99|max, \
-                 paused.mean|max, active.mean|p99|above32, util.SET, throughput, single-delay.p99, \
-                 core.up|down.p50|p99, idle, drops, timeouts, unfinished, retx or collisions)"
+                "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, \
+                 [SET:]fct.small|medium|large|all.avg|p50|p95|p99|max, buffer.p50|p99|max, paused.mean|max, \
+                 active.mean|p99|above32, util.SET, throughput, single-delay.p99, core.up|down.p50|p99, idle, \
+                 drops, loss, timeouts, unfinished, retx or collisions)"
             )
         };
         let simple = match text {
@@ -427,6 +491,7 @@ impl Metric {
             }
             "idle" => Some(Metric::Idle),
             "drops" => Some(Metric::Drops),
+            "loss" => Some(Metric::Loss),
             "timeouts" => Some(Metric::Timeouts),
             "unfinished" => Some(Metric::Unfinished),
             "retx" => Some(Metric::Retransmitted),
@@ -448,6 +513,14 @@ impl Metric {
             Some((set, rest)) => (set, rest),
             None => ("non-incast", text),
         };
+        if let Some(fct) = rest.strip_prefix("fct.") {
+            let (class, stat) = fct.split_once('.').ok_or_else(bad)?;
+            return Ok(Metric::Fct {
+                set: set.to_string(),
+                class: FctClass::parse(class).ok_or_else(bad)?,
+                stat: Stat::parse(stat).ok_or_else(bad)?,
+            });
+        }
         let (what, stat) = rest.split_once('.').ok_or_else(bad)?;
         let stat = Stat::parse(stat).ok_or_else(bad)?;
         let sizes = match what {
@@ -478,6 +551,7 @@ impl Metric {
                 }?;
                 Some(stat.of(&stats))
             }
+            Metric::Fct { set, class, stat } => Some(stat.of(&class.of(&d.set(set)?.fct)?)),
             Metric::Buffer(stat) => d.buffer.as_ref().map(|b| match stat {
                 Stat::P50 => b.p50,
                 Stat::Max => b.max,
@@ -505,6 +579,9 @@ impl Metric {
                 .and_then(|s| s.all)
                 .map(|s| 1.0 - 1.0 / s.avg),
             Metric::Drops => Some(d.drops as f64),
+            Metric::Loss => {
+                (d.data_packets > 0).then(|| d.dropped_data_packets as f64 / d.data_packets as f64)
+            }
             Metric::Timeouts => Some(d.timeouts as f64),
             Metric::Unfinished => Some(d.unfinished as f64),
             Metric::Retransmitted => Some(d.retransmitted as f64 / d.injected.max(1) as f64),
@@ -538,6 +615,12 @@ impl Metric {
             } => {
                 format!("{} slowdown, {set} {}", stat.words(), sizes(*s))
             }
+            Metric::Fct { set, class, stat } if set == "non-incast" => {
+                format!("{} FCT, {}", stat.words(), class.words())
+            }
+            Metric::Fct { set, class, stat } => {
+                format!("{} FCT, {set} {}", stat.words(), class.words())
+            }
             Metric::Buffer(stat) => format!("{} buffer occupancy", stat.words()),
             Metric::Paused(Stat::Max) => "largest fraction of time a link was paused".into(),
             Metric::Paused(_) => "fraction of time links were paused".into(),
@@ -554,6 +637,7 @@ impl Metric {
             ),
             Metric::Idle => "fraction of time without the flow's packets (1 − 1/slowdown)".into(),
             Metric::Drops => "packets dropped".into(),
+            Metric::Loss => "packet loss rate (data packets dropped of sent)".into(),
             Metric::Timeouts => "retransmission timeouts".into(),
             Metric::Unfinished => "unfinished flows".into(),
             Metric::Retransmitted => "retransmitted packets (of injected)".into(),
@@ -565,13 +649,14 @@ impl Metric {
     pub fn unit(&self) -> Unit {
         match self {
             Metric::Buffer(_) => Unit::Bytes,
-            Metric::SingleDelay | Metric::CoreDelay { .. } => Unit::Nanos,
+            Metric::SingleDelay | Metric::CoreDelay { .. } | Metric::Fct { .. } => Unit::Nanos,
             Metric::Paused(_)
             | Metric::ActiveAbove32
             | Metric::Utilization(_)
             | Metric::Throughput
             | Metric::Idle
             | Metric::Retransmitted
+            | Metric::Loss
             | Metric::Collisions => Unit::Fraction,
             _ => Unit::Plain,
         }
@@ -652,6 +737,17 @@ impl Figure {
             .chain(def.claim.iter().map(|c| &c.metric));
         for t in texts {
             metrics.insert(t.clone(), Metric::parse(t).map_err(err)?);
+        }
+        for p in &def.plot {
+            if let PlotDef::Metric {
+                over: Some(name), ..
+            } = p
+                && !def.series.iter().any(|s| &s.label == name)
+            {
+                return Err(err(format!(
+                    "a metric plot is normalised to no series `{name}`"
+                )));
+            }
         }
         for c in &def.claim {
             for name in c.series.iter().chain(&c.over) {
@@ -834,7 +930,25 @@ mod tests {
             Metric::parse("util.link:3").unwrap(),
             Metric::Utilization("link:3".into())
         );
-        for bad in ["short", "short.p98", "medium.p99", "incast:buffer.p99", "x"] {
+        assert_eq!(Metric::parse("loss").unwrap(), Metric::Loss);
+        assert_eq!(
+            Metric::parse("group:a:fct.small.p99").unwrap(),
+            Metric::Fct {
+                set: "group:a".into(),
+                class: FctClass::Small,
+                stat: Stat::P99
+            }
+        );
+        assert_eq!(Metric::parse("fct.large.avg").unwrap().unit(), Unit::Nanos);
+        for bad in [
+            "short",
+            "short.p98",
+            "medium.p99",
+            "incast:buffer.p99",
+            "x",
+            "fct.huge.avg",
+            "fct.small",
+        ] {
             assert!(Metric::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(axis_text(100.0), "100");

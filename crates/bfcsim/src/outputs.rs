@@ -265,6 +265,8 @@ struct RunInfo<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     stalled: Option<&'a str>,
     wall_seconds: f64,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    shared_ecn: &'a [crate::runner::SharedEcnReport],
 }
 
 #[derive(Serialize)]
@@ -274,6 +276,9 @@ struct CountersJson {
     injected_packets: u64,
     delivered_packets: u64,
     dropped_packets: u64,
+    data_packets: u64,
+    dropped_data_packets: u64,
+    ce_marked_packets: u64,
     retransmitted_packets: u64,
     duplicate_packets: u64,
     timeouts: u64,
@@ -326,6 +331,9 @@ pub fn write_outputs(
             injected_packets: c.injected_pkts,
             delivered_packets: c.delivered_pkts,
             dropped_packets: c.dropped_pkts,
+            data_packets: c.data_pkts,
+            dropped_data_packets: c.dropped_data_pkts,
+            ce_marked_packets: c.ce_marks,
             retransmitted_packets: c.retransmits,
             duplicate_packets: c.duplicates,
             timeouts: c.timeouts,
@@ -334,6 +342,7 @@ pub fn write_outputs(
         invariant_violations: &out.violations,
         stalled: out.stalled.as_deref(),
         wall_seconds: out.wall_secs,
+        shared_ecn: &out.shared_ecn,
     };
     crate::store::write_json(&dir.join(RUN_JSON), &info)
 }

@@ -95,6 +95,24 @@ pub const PRESETS: &[Preset] = &[
         config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
                  [switch]\ndrop_notification = true\nqueues_per_port = 32\n[nic]\nrecovery = \"selective\"\n",
     },
+    // BCC (Bai et al., IEEE/ACM ToN) §V-B: DCTCP at the hosts (slow start from 20 packets), the standard per-port
+    // threshold K = 720 KB (0.72 BDP at 100 Gb/s and 80 µs) and shared-buffer ECN/RED on each pool's occupancy,
+    // its thresholds derived from the pool (§IV-C: Kmax = B − B_R/α, Kmin = Kmax − C·N·h, Pmax 10%, h 8 µs).
+    Preset {
+        name: "bcc",
+        summary: "BCC (Bai et al., ToN, §IV-B/C): DCTCP from 20 packets in slow start, per-port ECN at 720 KB plus \
+                  shared-buffer ECN/RED on each pool (derived Kmin/Kmax, Pmax 10%, h 8 us)",
+        config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 20\n\
+                 [switch.ecn]\nkmin = \"720KB\"\nkmax = \"720KB\"\n[switch.ecn.shared]\nenabled = true\n",
+    },
+    Preset {
+        name: "bcc-cutoff",
+        summary: "BCC with cut-off shared-buffer marking (§V-C.1): one pool threshold, the middle of the derived \
+                  band (2.2 MB for a 3 MB pool of 8 ports)",
+        config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 20\n\
+                 [switch.ecn]\nkmin = \"720KB\"\nkmax = \"720KB\"\n[switch.ecn.shared]\nenabled = true\n\
+                 cutoff = true\n",
+    },
     Preset {
         name: "none",
         summary: "no congestion or flow control: every flow at line rate",

@@ -328,7 +328,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
 fn summary_table(results: &Results, md: &mut String) {
     let fig = results.figure;
     let axis = fig.def.axis.as_ref();
-    let columns: [(&str, &str); 9] = [
+    let columns: [(&str, &str); 10] = [
         ("flows", "flows"),
         ("unfinished", "unfinished"),
         ("p99 slowdown < 3KB", "short.p99"),
@@ -337,6 +337,7 @@ fn summary_table(results: &Results, md: &mut String) {
         ("p99 buffer", "buffer.p99"),
         ("links paused", "paused.mean"),
         ("drops", "drops"),
+        ("loss rate", "loss"),
         ("timeouts", "timeouts"),
     ];
     let _ = writeln!(md, "## Summary\n");
@@ -470,7 +471,7 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
             };
             let (what, x_axis) = match of {
                 CdfOf::Buffer => (
-                    "CDF of switch buffer occupancy",
+                    "CDF of buffer occupancy",
                     Axis::linear("buffer occupancy", Unit::Bytes),
                 ),
                 // Incast drives the tail to hundreds of flows while the queues per port are tens: a log axis keeps
@@ -571,20 +572,34 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 ));
             }
         }
-        PlotDef::Metric { metric, log } => {
+        PlotDef::Metric { metric, log, over } => {
             let m = &fig.metrics[metric];
             let a = fig
                 .def
                 .axis
                 .as_ref()
                 .expect("checked when the figure was read");
+            let base = over.as_ref().map(|label| {
+                let b = fig
+                    .series_index(label)
+                    .expect("checked when the figure was read");
+                (b, label)
+            });
+            // Normalised: each point divided by the baseline series' value at the same axis point.
+            let value = |s: usize, x: Option<f64>| -> Option<f64> {
+                let v = results.value(m, s, x)?;
+                match base {
+                    None => Some(v),
+                    Some((b, _)) => Some(v / results.value(m, b, x)?),
+                }
+            };
             let lines = (0..fig.def.series.len())
                 .map(|s| {
                     line(
                         s,
                         points
                             .iter()
-                            .filter_map(|&x| Some((x?, results.value(m, s, x)?)))
+                            .filter_map(|&x| Some((x?, value(s, x)?)))
                             .collect(),
                     )
                 })
@@ -594,14 +609,22 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 log: a.log,
                 ..Axis::linear(a.label.clone(), a.unit.unit())
             };
+            let (words, unit, file) = match base {
+                None => (m.words(), m.unit(), slug(metric)),
+                Some((_, label)) => (
+                    format!("{} / {label}", m.words()),
+                    Unit::Plain,
+                    format!("{}-over-{}", slug(metric), slug(label)),
+                ),
+            };
             let y = Axis {
                 log: *log,
-                ..Axis::linear(m.words(), m.unit())
+                ..Axis::linear(words.clone(), unit)
             };
             out.push((
-                format!("{}-vs-{}", slug(metric), slug(&a.label)),
+                format!("{file}-vs-{}", slug(&a.label)),
                 Chart {
-                    title: format!("{} against {}", m.words(), a.label),
+                    title: format!("{words} against {}", a.label),
                     x,
                     y,
                     body: Body::Lines(lines),

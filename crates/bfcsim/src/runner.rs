@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::time::Instant;
 
+use serde::Serialize;
+
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
     ActiveFlowsReport, BudgetReport, BufferOccupancy, CreditReport, DelayReport, FlowControlReport,
@@ -233,6 +235,8 @@ pub struct Outcome {
     pub peak_packets: usize,
     /// Every PFC frame received, by time (then node and port), when PFC ran (HPCC's `pfc.txt`).
     pub pfc: Option<Vec<PfcRecord>>,
+    /// BCC's shared-buffer ECN/RED thresholds of every switch pool, when on (for `run.json`).
+    pub shared_ecn: Vec<SharedEcnReport>,
     /// Threads (shards) the run was split over (`run.threads`, or one when it cannot be split).
     pub threads: usize,
     /// The run's fingerprint ([`Sim::fingerprint`]).
@@ -304,6 +308,25 @@ pub fn simulate(
             "metrics.active_flows_on: no switch port transmits on `{set}`"
         ));
     }
+    // Buffer occupancy: each switch's whole buffer, or the queued bytes of the ports `metrics.buffer_on` names.
+    let buffer_ports: Option<Vec<PortId>> = match &config.metrics.buffer_on {
+        None => None,
+        Some(text) => {
+            let set = LinkSet::parse(text).map_err(|e| format!("metrics.buffer_on: {e}"))?;
+            let topo = sim.topology();
+            let ports: Vec<PortId> = (0..sim.switch_count())
+                .flat_map(|s| topo.nodes[sim.switch_node(s).idx()].ports.clone())
+                .filter(|&p| topo.in_set(&set, p))
+                .collect();
+            if ports.is_empty() {
+                return Err(format!(
+                    "metrics.buffer_on: no switch port transmits on `{set}`"
+                ));
+            }
+            Some(ports)
+        }
+    };
+    let queues = config.switch.total_queues();
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
     let recirculations = |sim: &Sim, s| sim.switch_bfc(s).map_or(0, |b| b.stats().recirculations);
     let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
@@ -332,8 +355,14 @@ pub fn simulate(
             at_warmup = open_window(&mut sim);
         }
         for (s, peak) in recirculation_peaks.iter_mut().enumerate() {
-            occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
+            if buffer_ports.is_none() {
+                occupancy.add(sim.switch_node(s), sim.switch_mmu(s).total());
+            }
             peak.sample(recirculations(&sim, s), t.secs_f64());
+        }
+        for &p in buffer_ports.iter().flatten() {
+            let bytes = (0..queues).map(|q| sim.egress_queue_bytes(p, q)).sum();
+            occupancy.add(sim.topology().ports[p.idx()].node, bytes);
         }
         for &p in &switch_ports {
             if let Some(n) = sim.port_active_flows(p) {
@@ -453,7 +482,10 @@ pub fn simulate(
             })
             .collect();
     }
-    summary.timeouts = sim.counters().timeouts;
+    let counters = sim.counters();
+    summary.timeouts = counters.timeouts;
+    summary.data_packets = counters.data_pkts;
+    summary.dropped_data_packets = counters.dropped_data_pkts;
     summary.duplicate_data = sim.counters().duplicates;
     if active.count() > 0 {
         summary.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
@@ -479,10 +511,31 @@ pub fn simulate(
         base_rtt: ctx.base_rtt,
         peak_packets: sim.peak_packets(),
         pfc: sim.pfc_records(),
+        shared_ecn: shared_ecn_report(&sim),
         threads: sim.shard_count(),
         fingerprint: sim.fingerprint(),
         stalled,
     })
+}
+
+/// Every switch pool's shared-buffer ECN/RED thresholds.
+fn shared_ecn_report(sim: &Sim) -> Vec<SharedEcnReport> {
+    let sim = &sim;
+    (0..sim.switch_count())
+        .flat_map(|s| {
+            sim.shared_ecn(s)
+                .iter()
+                .enumerate()
+                .map(move |(pool, m)| SharedEcnReport {
+                    node: sim.switch_node(s).0,
+                    pool,
+                    b_r: m.b_r.0,
+                    kmin: m.red.kmin.0,
+                    kmax: m.red.kmax.0,
+                    pmax: m.red.pmax,
+                })
+        })
+        .collect()
 }
 
 /// Each flow's ideal FCT under `metrics.ideal` and HPCC's (for `fct.txt`), computed before the run so that a
@@ -515,6 +568,23 @@ fn ideal_fcts(
             Ok((fct(config.metrics.ideal)?, fct(Ideal::Hpcc)?))
         })
         .collect()
+}
+
+/// One buffer pool's shared-buffer ECN/RED thresholds (BCC §IV-C), as `run.json` lists them.
+#[derive(Clone, Debug, Serialize)]
+pub struct SharedEcnReport {
+    /// The switch's node id.
+    pub node: u32,
+    /// The pool, by index in the switch.
+    pub pool: usize,
+    /// `B_R`, bytes.
+    pub b_r: u64,
+    /// Marking starts above this pool occupancy, bytes.
+    pub kmin: u64,
+    /// Every packet is marked above this pool occupancy, bytes.
+    pub kmax: u64,
+    /// Marking probability just below `kmax`.
+    pub pmax: f64,
 }
 
 /// The names of the workload's groups, by index.

@@ -10,8 +10,11 @@
 //! running scheme's switch and NIC sides at fixed points (admission and enqueue, dequeue, frame arrival, its
 //! timers, a flow's start and end at its NIC, NIC scheduling) and never asks which scheme runs. The pausing of
 //! queues that per-hop flow control shares lives in [`pause`]. Rate-based congestion control (DCQCN, HPCC)
-//! lives in [`rate`]: per-flow pacing, controller timers, CNPs, INT and switch drop notices.
+//! lives in [`rate`]: per-flow pacing, controller timers, CNPs, INT and switch drop notices. ECN marking,
+//! per queue and on a buffer pool's occupancy (BCC), is switch configuration that composes with any scheme and
+//! lives in [`marking`].
 
+mod marking;
 mod pause;
 mod rate;
 mod scheme;
@@ -27,7 +30,7 @@ use bfcsim_core::{
     Bytes, EventBits, EventQueue, FlowId, FlowSpec, LogHistogram, NodeId, PacketId, PortId, Rate,
     Slots, Time,
 };
-use bfcsim_net::ecn::MarkPoint;
+use bfcsim_net::ecn::{MarkPoint, PoolMarking};
 use bfcsim_net::int::IntStack;
 use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
@@ -201,6 +204,8 @@ struct Switch {
     mmu: Mmu,
     seed: u64,
     rng: Rng,
+    /// BCC's shared-buffer RED of each buffer pool, when on (`switch.ecn.shared`); empty otherwise.
+    shared_red: Vec<PoolMarking>,
 }
 
 struct Host {
@@ -304,6 +309,13 @@ pub struct Counters {
     pub delivered_bytes: u64,
     /// Packets dropped (all reasons).
     pub dropped_pkts: u64,
+    /// Data packets NICs sent, first transmissions and retransmissions (the denominator of BCC §III-C's
+    /// packet loss rate).
+    pub data_pkts: u64,
+    /// Data packets dropped (all reasons).
+    pub dropped_data_pkts: u64,
+    /// Packets switches marked CE (per-queue or shared-buffer ECN/RED).
+    pub ce_marks: u64,
     /// Bytes dropped.
     pub dropped_bytes: u64,
     /// Packet transmissions over a link (packet-hops).
@@ -324,6 +336,9 @@ bfcsim_core::add_fields!(Counters {
     delivered_pkts,
     delivered_bytes,
     dropped_pkts,
+    data_pkts,
+    dropped_data_pkts,
+    ce_marks,
     dropped_bytes,
     hops,
     events,
@@ -471,6 +486,7 @@ impl Shard {
                 mmu: Mmu::new(layout),
                 seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
                 rng: rng::stream(params.seed, Stream::Node(i as u32)),
+                shared_red: Vec::new(),
             });
             for (local, &p) in node.ports.iter().enumerate() {
                 port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
@@ -634,6 +650,7 @@ impl Shard {
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
+        sim.init_shared_ecn();
         sim.init_rate();
         sim.init_scheme()?;
         if let Some(first) = sim.flows.first() {
@@ -1018,14 +1035,15 @@ impl Shard {
         } else {
             0
         };
-        let out = &mut self.sw_ports[e.out_sp as usize];
         let ecn = &self.params.switch.ecn;
-        if ecn.enabled && ecn.mark_on == MarkPoint::Enqueue && p.ect {
-            let q = out.queues.queue_bytes(queue);
-            if ecn.red.should_mark(q, &mut out.red_rng) {
-                self.packets.get_mut(e.pkt).ce = true;
-            }
+        if ecn.enabled
+            && ecn.mark_on == MarkPoint::Enqueue
+            && p.ect
+            && self.ecn_marks(e.out_sp, queue)
+        {
+            self.mark_ce(e.pkt);
         }
+        let out = &mut self.sw_ports[e.out_sp as usize];
         out.queues.push_ranked(queue, e.pkt, p.size, rank);
         self.packets.get_mut(e.pkt).queued_at = self.now;
     }
@@ -1056,25 +1074,23 @@ impl Shard {
         if data && self.rate.int {
             self.int_stamp(port, sp, pkt);
         }
-        let out = &mut self.sw_ports[sp as usize];
         let ecn = &self.params.switch.ecn;
-        if ecn.enabled && ecn.mark_on == MarkPoint::Dequeue {
-            let p = self.packets.get_mut(pkt);
-            if p.ect
-                && ecn
-                    .red
-                    .should_mark(out.queues.queue_bytes(queue), &mut out.red_rng)
-            {
-                p.ce = true;
-            }
+        if ecn.enabled
+            && ecn.mark_on == MarkPoint::Dequeue
+            && self.packets.get(pkt).ect
+            && self.ecn_marks(sp, queue)
+        {
+            self.mark_ce(pkt);
         }
-        let more = out.queues.has_ready();
+        let more = self.sw_ports[sp as usize].queues.has_ready();
         self.transmit(port, pkt);
         more
     }
 
     fn drop_packet(&mut self, pkt: PacketId, reason: DropReason) {
-        let size = self.packets.get(pkt).size as u64;
+        let p = self.packets.get(pkt);
+        let size = p.size as u64;
+        self.counters.dropped_data_pkts += u64::from(p.kind == PacketKind::Data);
         self.counters.dropped_pkts += 1;
         self.counters.dropped_bytes += size;
         self.drops[reason as usize] += 1;
@@ -1222,6 +1238,7 @@ impl Shard {
             });
             self.counters.injected_pkts += 1;
             self.counters.injected_bytes += size as u64;
+            self.counters.data_pkts += 1;
             if resend {
                 self.counters.retransmits += 1;
             }
