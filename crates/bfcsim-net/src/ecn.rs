@@ -206,18 +206,23 @@ impl PoolFacts {
 mod tests {
     use super::*;
 
-    /// §V-B's worked example: 100 Gb/s, 80 µs, λ = 0.72, 128 KB reserve, a 3 MB pool of 8 ports with α = 4, h =
-    /// 8 µs: B_R ≈ 1.6 MB, Kmax ≈ 2.6 MB, Kmin ≈ 1.8 MB; the cut-off variant marks from 2.2 MB (§V-C.1).
-    #[test]
-    fn bcc_parameters_of_the_paper() {
-        let pool = PoolFacts {
+    /// §V-B's pool: 3 MB shared by 8 ports of 100 Gb/s, α = 4, a 128 KB reserve, an 80 µs base RTT.
+    fn paper_pool() -> PoolFacts {
+        PoolFacts {
             size: Bytes(3_000_000),
             alpha_min: 4.0,
             reserve_min: Bytes(128_000),
             rate: Rate::gbps(100),
             ports: 8,
             rtt: Time::from_us(80),
-        };
+        }
+    }
+
+    /// §V-B's worked example: 100 Gb/s, 80 µs, λ = 0.72, 128 KB reserve, a 3 MB pool of 8 ports with α = 4, h =
+    /// 8 µs: B_R ≈ 1.6 MB, Kmax ≈ 2.6 MB, Kmin ≈ 1.8 MB; the cut-off variant marks from 2.2 MB (§V-C.1).
+    #[test]
+    fn bcc_parameters_of_the_paper() {
+        let pool = paper_pool();
         let on = SharedEcn {
             enabled: true,
             ..SharedEcn::default()
@@ -256,14 +261,7 @@ mod tests {
     #[test]
     fn dynamic_threshold_states_and_bcc_decision() {
         use crate::mmu::{Mmu, MmuLayout};
-        let pool = PoolFacts {
-            size: Bytes(3_000_000),
-            alpha_min: 4.0,
-            reserve_min: Bytes(128_000),
-            rate: Rate::gbps(100),
-            ports: 8,
-            rtt: Time::from_us(80),
-        };
+        let pool = paper_pool();
         let red = SharedEcn {
             enabled: true,
             ..SharedEcn::default()
