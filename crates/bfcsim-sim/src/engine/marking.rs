@@ -33,10 +33,11 @@ impl Shard {
         if red.should_mark(out.queues.queue_bytes(queue), &mut out.red_rng) {
             return true;
         }
-        let sw = &self.switches[out.switch as usize];
-        if sw.shared_red.is_empty() {
+        // The flag sits in the parameters the caller just read; the switch's pools are touched only when on.
+        if !self.params.switch.ecn.shared.enabled {
             return false;
         }
+        let sw = &self.switches[out.switch as usize];
         let pool = sw.mmu.pool_of(out.local as usize);
         sw.shared_red[pool]
             .red
