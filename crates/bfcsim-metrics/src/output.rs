@@ -334,10 +334,14 @@ pub fn render_table(summary: &Summary) -> String {
     if summary.dropped_data_packets > 0 {
         let _ = writeln!(
             out,
-            "packet loss rate: {:.4}% ({} of {} data packets dropped)",
+            "packet loss rate: {:.4}% ({} of {} data packets dropped); {:.4}% of packets arriving at a queue \
+             ({} of {}, ACKs included)",
             summary.loss_rate() * 100.0,
             summary.dropped_data_packets,
-            summary.data_packets
+            summary.data_packets,
+            summary.queue_loss_rate() * 100.0,
+            summary.dropped_packets,
+            summary.packet_hops + summary.dropped_packets
         );
     }
     if summary.timeouts > 0 || summary.duplicate_data > 0 {

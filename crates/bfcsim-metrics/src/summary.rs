@@ -133,6 +133,10 @@ pub struct Summary {
     pub data_packets: u64,
     /// Data packets dropped.
     pub dropped_data_packets: u64,
+    /// Packets of every kind (ACKs and control included) dropped.
+    pub dropped_packets: u64,
+    /// Packet transmissions over a link (packet-hops), every kind.
+    pub packet_hops: u64,
     /// Data packets delivered whose bytes their receiver already had: retransmissions that were not needed
     /// (after a timeout that fired while nothing was lost, or a go-back beyond the lost packet).
     pub duplicate_data: u64,
@@ -149,6 +153,14 @@ impl Summary {
     /// BCC §III-C's packet loss rate: data packets dropped over data packets sent (0 when none were sent).
     pub fn loss_rate(&self) -> f64 {
         self.dropped_data_packets as f64 / self.data_packets.max(1) as f64
+    }
+
+    /// Packets dropped over packets that arrived at a queue, NIC or switch, of every kind: what the BCC
+    /// authors' ns-2 queue counts (`pkt_drop_ / pkt_tot_`, both counted at each enqueue, ACKs included; the
+    /// paper does not say which queues it sums, and a sum over all of them is this). A packet arrives at one
+    /// queue per link it crosses and at the one that drops it.
+    pub fn queue_loss_rate(&self) -> f64 {
+        queue_loss_rate(self.dropped_packets, self.packet_hops)
     }
 
     /// Summarizes `records`, whose `group` indices name entries of `groups` (an index past its end is labelled
@@ -204,6 +216,8 @@ impl Summary {
             timeouts: 0,
             data_packets: 0,
             dropped_data_packets: 0,
+            dropped_packets: 0,
+            packet_hops: 0,
             duplicate_data: 0,
         }
     }
@@ -291,6 +305,11 @@ fn equal_count_rows(n: usize, samples: &[Sample]) -> Vec<BucketRow> {
             row(label, &g)
         })
         .collect()
+}
+
+/// Drops over queue arrivals, `hops + dropped` ([`Summary::queue_loss_rate`]); 0 when nothing arrived.
+pub fn queue_loss_rate(dropped: u64, hops: u64) -> f64 {
+    dropped as f64 / (hops + dropped).max(1) as f64
 }
 
 #[cfg(test)]

@@ -27,7 +27,8 @@ static FONT: &[u8] = include_bytes!("../fonts/LiberationSans-Regular.ttf");
 const FAMILY: &str = "sans-serif";
 /// Pixel size of the PNG (and the SVG's view box).
 const SIZE: (u32, u32) = (900, 560);
-/// Width of the legend column right of a line chart: outside the plot, so it never hides a line.
+/// Least width of the legend column right of a line chart: outside the plot, so it never hides a line. A
+/// column widens to its longest name, up to half the chart.
 const LEGEND_WIDTH: u32 = 170;
 
 /// What the numbers on an axis are, which decides how their tick labels read.
@@ -426,7 +427,15 @@ fn draw_lines<DB: DrawingBackend>(
     let (y0, y1) = extent(&chart.y, ys.into_iter());
     let (xt, yt) = (ticks(&chart.x, x0, x1), ticks(&chart.y, y0, y1));
     let (width, _) = root.dim_in_pixel();
-    let (plot, side) = root.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+    let legend_font = (FAMILY, 15).into_font().color(&BLACK);
+    let widest = lines
+        .iter()
+        .filter_map(|l| root.estimate_text_size(&l.name, &legend_font).ok())
+        .map(|(w, _)| w)
+        .max()
+        .unwrap_or(0);
+    let legend = (38 + widest + 8).clamp(LEGEND_WIDTH, width / 2);
+    let (plot, side) = root.split_horizontally(width.saturating_sub(legend));
     let mut c = frame(&plot, &chart.title)
         .build_cartesian_2d(Ticked::new(x0, x1, xt), Ticked::new(y0, y1, yt))?;
     c.configure_mesh()
@@ -479,10 +488,7 @@ fn draw_lines<DB: DrawingBackend>(
         side.draw(&Text::new(
             l.name.clone(),
             (38, y),
-            (FAMILY, 15)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
+            legend_font.clone().pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
     }
     Ok(())

@@ -21,13 +21,29 @@ pub struct SchemeInfo {
     pub params: Vec<(String, String)>,
 }
 
-fn params(cfg: &CcConfig) -> Vec<(String, String)> {
-    let value = toml::Value::try_from(cfg).expect("scheme configs serialize");
-    let table = value.as_table().expect("scheme configs are tables");
-    table
+/// A configuration's parameters with their values as TOML, in declaration order; the optional ones left unset
+/// (which TOML writes as nothing) follow as `unset`, so that every key a file may give is listed.
+pub fn config_params<T: Serialize>(cfg: &T) -> Vec<(String, String)> {
+    let value = toml::Value::try_from(cfg).expect("configs serialize");
+    let mut params: Vec<(String, String)> = value
+        .as_table()
+        .expect("configs are tables")
         .iter()
-        .filter(|(k, _)| k.as_str() != "name")
         .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect();
+    let json = serde_json::to_value(cfg).expect("configs serialize");
+    for (k, v) in json.as_object().into_iter().flatten() {
+        if v.is_null() {
+            params.push((k.clone(), "unset".into()));
+        }
+    }
+    params
+}
+
+fn params(cfg: &CcConfig) -> Vec<(String, String)> {
+    config_params(cfg)
+        .into_iter()
+        .filter(|(k, _)| k.as_str() != "name")
         .collect()
 }
 
@@ -74,7 +90,17 @@ mod tests {
         let c = super::catalog();
         let dctcp = c.iter().find(|s| s.name == "dctcp").unwrap();
         let names: Vec<&str> = dctcp.params.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(names, vec!["g", "initial_alpha", "start", "initial_window"]);
+        assert_eq!(
+            names,
+            vec![
+                "g",
+                "initial_alpha",
+                "start",
+                "initial_window",
+                "max_window"
+            ]
+        );
+        assert_eq!(dctcp.params[4].1, "unset");
     }
 
     #[test]

@@ -276,6 +276,13 @@ impl CcConfig {
         }
     }
 
+    /// Whether a persistent connection can hand this controller's state from one flow to the next
+    /// ([`Cc::next_flow`]): the window controllers of TCP. The rate controllers model RDMA NICs, whose
+    /// papers start every flow afresh.
+    pub fn persists(&self) -> bool {
+        matches!(self, CcConfig::None(_) | CcConfig::Dctcp(_))
+    }
+
     /// A fresh controller for one flow.
     pub fn instantiate(&self, ctx: &FlowContext) -> Cc {
         match self {
@@ -306,6 +313,19 @@ pub enum Cc {
     Hpcc(Hpcc),
     /// See [`RttTarget`].
     RttTarget(RttTarget),
+}
+
+impl Cc {
+    /// The state a persistent connection hands its next flow, `idle_restart` when it sent nothing for longer
+    /// than its RTO (see [`Dctcp::next_flow`]); `None` for the controllers [`CcConfig::persists`] excludes.
+    pub fn next_flow(mut self, idle_restart: bool) -> Option<Cc> {
+        match &mut self {
+            Cc::Fixed(_) => {}
+            Cc::Dctcp(d) => d.next_flow(idle_restart),
+            Cc::DctcpRate(_) | Cc::Dcqcn(_) | Cc::Hpcc(_) | Cc::RttTarget(_) => return None,
+        }
+        Some(self)
+    }
 }
 
 macro_rules! dispatch {

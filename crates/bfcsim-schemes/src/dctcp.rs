@@ -11,6 +11,10 @@
 //! from slow-start"): an initial window of one BDP, in congestion avoidance. [`Start::SlowStart`] is standard
 //! TCP slow start from an initial window in packets (BFC App. A.6 uses 10), i.e. `dctcp-ss`.
 //! Losses (a NACK) halve the window like TCP's fast retransmit; a timeout restarts from one MSS.
+//!
+//! On a persistent connection (`nic.connections = "persistent"`) a flow takes over the state its
+//! connection's previous flow left ([`Dctcp::next_flow`]): α, ssthresh and the window, restarted from the
+//! initial window after an idle time longer than the RTO (RFC 5681 §4.1, ns-2's `slow_start_restart_`).
 
 use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
@@ -95,6 +99,8 @@ pub struct Dctcp {
     cwr_end: u64,
     /// The window never grows beyond this (bytes).
     max_cwnd: f64,
+    /// The window a slow start begins from (bytes), for the restart after idle.
+    initial_cwnd: f64,
 }
 
 impl Dctcp {
@@ -119,6 +125,21 @@ impl Dctcp {
             window_end: 0,
             cwr_end: 0,
             max_cwnd: cfg.max_window.map_or(f64::INFINITY, |w| w as f64 * mss),
+            initial_cwnd: cwnd,
+        }
+    }
+
+    /// The connection carries a new flow. Its sequence numbers start again at 0, so the observation window
+    /// and the CWR episode, which end at a sequence, end with the new flow's first ACK (the bytes counted in
+    /// the unfinished window stay in it); α, ssthresh and the window carry over. `idle_restart`: the
+    /// connection sent nothing for longer than its RTO, and the window restarts from the initial window
+    /// without touching ssthresh (ns-2 FullTcp's `slow_start_restart_`: `slowdown(CLOSE_CWND_INIT)`, "a
+    /// slow-start that does not set ssthresh"; RFC 5681 §4.1 would keep a smaller window).
+    pub fn next_flow(&mut self, idle_restart: bool) {
+        self.window_end = 0;
+        self.cwr_end = 0;
+        if idle_restart {
+            self.cwnd = self.initial_cwnd;
         }
     }
 
@@ -234,6 +255,37 @@ mod tests {
         let after_cut = d.cwnd();
         d.on_ack(Time::ZERO, &ack(1000, 1000, 201_000, 300_000));
         assert_eq!(d.cwnd(), after_cut);
+    }
+
+    #[test]
+    fn a_persistent_connection_keeps_alpha_and_ssthresh_and_restarts_its_window_after_idle() {
+        let cfg = DctcpConfig {
+            start: Start::SlowStart,
+            initial_alpha: 0.5,
+            ..DctcpConfig::default()
+        };
+        let mut d = Dctcp::new(&cfg, &ctx());
+        // A marked window: α moves, the window is cut and ssthresh set.
+        d.on_ack(Time::ZERO, &ack(1000, 1000, 1000, 10_000));
+        d.on_ack(Time::ZERO, &ack(1000, 1000, 10_000, 20_000));
+        let (alpha, cut) = (d.alpha(), d.cwnd());
+        assert!(alpha < 1.0 && cut < 10_000.0);
+        // The next flow, soon after: everything carries over, and its first ACK (sequence 1000, below the old
+        // flow's window end of 20 000) closes the observation window and may cut again.
+        let mut soon = d.clone();
+        soon.next_flow(false);
+        assert_eq!((soon.alpha(), soon.cwnd()), (alpha, cut));
+        soon.on_ack(Time::ZERO, &ack(1000, 1000, 1000, 5_000));
+        assert!(soon.alpha() > alpha && soon.cwnd() < cut);
+        // After an idle RTO: the initial window again, but ssthresh (the cut window) ends the slow start.
+        d.next_flow(true);
+        assert_eq!((d.alpha(), d.window()), (alpha, 10_000));
+        d.on_ack(Time::ZERO, &ack(1000, 0, 1000, 11_000));
+        assert!(
+            d.cwnd() < 11_000.0,
+            "congestion avoidance above ssthresh: {}",
+            d.cwnd()
+        );
     }
 
     #[test]

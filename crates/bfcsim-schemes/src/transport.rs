@@ -386,6 +386,30 @@ impl Sender {
     pub fn rto(&self) -> Time {
         self.rto.rto()
     }
+
+    /// What a persistent connection keeps of this flow for its next: the RTT estimate.
+    pub fn rtt_estimate(&self) -> RttEstimate {
+        RttEstimate(self.rto)
+    }
+
+    /// The sender of a flow on a connection that has carried others: it starts from their RTT estimate (its
+    /// back-off cleared: the previous flow ended on an acknowledgement) instead of `rto_initial`.
+    pub fn with_rtt_estimate(mut self, estimate: RttEstimate) -> Sender {
+        self.rto = estimate.0;
+        self.rto.reset_backoff();
+        self
+    }
+}
+
+/// A persistent connection's RTT estimate, handed from one flow to the next ([`Sender::rtt_estimate`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RttEstimate(RtoEstimator);
+
+impl RttEstimate {
+    /// The retransmission timeout it gives.
+    pub fn rto(&self) -> Time {
+        self.0.rto()
+    }
 }
 
 /// RFC 6298's estimator: `RTO = max(rto_min, SRTT + 4·RTTVAR)`, `rto_initial` until the first sample (§2.1),

@@ -61,6 +61,23 @@ pub enum NicScheduler {
     Srf,
 }
 
+/// Which transport connection a flow travels on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Connections {
+    /// Each flow opens its own connection with a fresh controller and RTT estimate (an RDMA queue pair per
+    /// message, as BFC's and HPCC's ns-3 runs; the default).
+    #[default]
+    PerFlow,
+    /// Persistent connections per host pair, as the BCC authors' ns-2 traffic generator keeps them (BCC
+    /// §III-C/§V-B; its `Agent_Aggr_pair`): a flow takes the idle connection of its source and destination
+    /// opened first, or opens another when all are busy, and starts from the state the connection's last flow
+    /// left: the congestion controller's α, ssthresh and window, the window back at its initial value after
+    /// an idle time longer than the RTO (ns-2's `slow_start_restart_`), and the RTT estimate. Window
+    /// controllers only (`cc.name` = `dctcp` or `none`). See `docs/FIDELITY.md` (BCC).
+    Persistent,
+}
+
 /// The switch model: output-queued, shared-buffer MMU, strict priority between classes and DRR within.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -194,6 +211,8 @@ pub struct NicConfig {
     pub ack_size: u32,
     /// The order in which the NIC serves its flows.
     pub scheduler: NicScheduler,
+    /// A connection per flow, or persistent connections per host pair.
+    pub connections: Connections,
     /// Reliable delivery (ACK every N, RTO).
     #[serde(flatten)]
     pub transport: TransportConfig,
@@ -206,6 +225,7 @@ impl Default for NicConfig {
             header: 48,
             ack_size: 64,
             scheduler: NicScheduler::RoundRobin,
+            connections: Connections::PerFlow,
             transport: TransportConfig::default(),
         }
     }

@@ -58,6 +58,8 @@ mod engine;
 pub mod sim;
 pub mod timers;
 
-pub use config::{EcnConfig, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
+pub use config::{
+    Connections, EcnConfig, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig,
+};
 pub use engine::{Counters, HopStats, QueueState, SimParams};
 pub use sim::Sim;

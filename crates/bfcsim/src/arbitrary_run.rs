@@ -17,7 +17,7 @@
 //!
 //! The experiment is small by construction (at most 9 hosts, tens of microseconds of arrivals, a run cut at
 //! 2 ms) so that one check takes milliseconds; every scheme, every topology builder, buffers from 30 KB to
-//! 12 MB, incasts, lognormal arrivals and packet spraying are in its range.
+//! 12 MB, incasts, lognormal arrivals, packet spraying and persistent connections are in its range.
 
 use std::path::Path;
 
@@ -246,6 +246,16 @@ fn draw(u: &mut Unstructured) -> arbitrary::Result<SmallRun> {
         ));
     }
     o.push(format!("seed={}", u.arbitrary::<u32>()?));
+    // Persistent connections hand a window controller's state from flow to flow (BCC's hosts).
+    let window_cc = matches!(
+        crate::presets::find(scheme)
+            .and_then(|p| p.tag("cc"))
+            .as_deref(),
+        Some("dctcp" | "none")
+    );
+    if window_cc && u.ratio(1, 4)? {
+        o.push("nic.connections=persistent".into());
+    }
     // Long enough for every flow of a healthy run to finish; a run that stalls is cut here, its flows
     // reported unfinished.
     o.push("run.max_time=2ms".into());

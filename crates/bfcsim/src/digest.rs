@@ -269,6 +269,9 @@ pub struct Digest {
     /// Data packets dropped.
     #[serde(default)]
     pub dropped_data_packets: u64,
+    /// Packet transmissions over a link, every kind (absent from digests of older versions).
+    #[serde(default)]
+    pub packet_hops: u64,
     /// End-of-run invariant violations, one more if the run stalled (`run.stall_after`): either makes the
     /// run unsound, and a sweep that had one exits with status 3.
     pub violations: usize,
@@ -359,6 +362,7 @@ impl Digest {
             injected: out.counters.injected_pkts,
             data_packets: out.counters.data_pkts,
             dropped_data_packets: out.counters.dropped_data_pkts,
+            packet_hops: out.counters.hops,
             violations: out.violations.len() + usize::from(out.stalled.is_some()),
         }
     }

@@ -52,7 +52,8 @@
 //! core, BFC Table 2), `idle`, `drops`, `loss`, `timeouts`, `unfinished`, `retx`, `collisions`; and flow
 //! completion times in ns by BCC §V-B's size classes, `fct.small.p99`, `fct.medium.avg`, `fct.large.avg`,
 //! `fct.all.avg` (with the same flow-set prefixes). `loss` is BCC §III-C's packet loss rate (data packets dropped
-//! over data packets sent).
+//! over data packets sent); `loss.queues` counts as the BCC authors' ns-2 queues do (every packet dropped over
+//! every packet arriving at a queue, ACKs included; [`bfcsim_metrics::Summary::queue_loss_rate`]).
 //!
 //! A `metric` plot with `over = "LABEL"` divides each series' value by that series' value at the same axis
 //! point, as papers that normalise to a baseline draw (BCC Figs. 3 and 9-13); claims do the same with `over`.
@@ -455,6 +456,8 @@ pub enum Metric {
     Drops,
     /// Data packets dropped over data packets sent.
     Loss,
+    /// Packets dropped over packets arriving at a queue, every kind.
+    QueueLoss,
     /// Retransmission timeouts.
     Timeouts,
     /// Unfinished flows.
@@ -473,7 +476,7 @@ impl Metric {
                 "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, \
                  [SET:]fct.small|medium|large|all.avg|p50|p95|p99|max, buffer.p50|p99|max, paused.mean|max, \
                  active.mean|p99|above32, util.SET, throughput, single-delay.p99, core.up|down.p50|p99, idle, \
-                 drops, loss, timeouts, unfinished, retx or collisions)"
+                 drops, loss, loss.queues, timeouts, unfinished, retx or collisions)"
             )
         };
         let simple = match text {
@@ -492,6 +495,7 @@ impl Metric {
             "idle" => Some(Metric::Idle),
             "drops" => Some(Metric::Drops),
             "loss" => Some(Metric::Loss),
+            "loss.queues" => Some(Metric::QueueLoss),
             "timeouts" => Some(Metric::Timeouts),
             "unfinished" => Some(Metric::Unfinished),
             "retx" => Some(Metric::Retransmitted),
@@ -582,6 +586,8 @@ impl Metric {
             Metric::Loss => {
                 (d.data_packets > 0).then(|| d.dropped_data_packets as f64 / d.data_packets as f64)
             }
+            Metric::QueueLoss => (d.packet_hops > 0)
+                .then(|| bfcsim_metrics::summary::queue_loss_rate(d.drops, d.packet_hops)),
             Metric::Timeouts => Some(d.timeouts as f64),
             Metric::Unfinished => Some(d.unfinished as f64),
             Metric::Retransmitted => Some(d.retransmitted as f64 / d.injected.max(1) as f64),
@@ -638,6 +644,7 @@ impl Metric {
             Metric::Idle => "fraction of time without the flow's packets (1 − 1/slowdown)".into(),
             Metric::Drops => "packets dropped".into(),
             Metric::Loss => "packet loss rate (data packets dropped of sent)".into(),
+            Metric::QueueLoss => "packets dropped of arrivals at queues (ACKs included)".into(),
             Metric::Timeouts => "retransmission timeouts".into(),
             Metric::Unfinished => "unfinished flows".into(),
             Metric::Retransmitted => "retransmitted packets (of injected)".into(),
@@ -657,6 +664,7 @@ impl Metric {
             | Metric::Idle
             | Metric::Retransmitted
             | Metric::Loss
+            | Metric::QueueLoss
             | Metric::Collisions => Unit::Fraction,
             _ => Unit::Plain,
         }

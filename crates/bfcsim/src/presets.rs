@@ -274,12 +274,9 @@ pub fn describe() -> String {
         ),
     ] {
         let _ = writeln!(out, "  {:<16} {summary}", fc.name());
-        let table = toml::Value::try_from(&fc).expect("configs serialize");
-        for (k, v) in table
-            .as_table()
-            .into_iter()
-            .flatten()
-            .filter(|(k, _)| *k != "kind")
+        for (k, v) in bfcsim_schemes::catalog::config_params(&fc)
+            .iter()
+            .filter(|(k, _)| k != "kind")
         {
             let _ = writeln!(out, "      {k:<22} = {v}");
         }

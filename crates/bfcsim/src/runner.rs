@@ -486,6 +486,8 @@ pub fn simulate(
     summary.timeouts = counters.timeouts;
     summary.data_packets = counters.data_pkts;
     summary.dropped_data_packets = counters.dropped_data_pkts;
+    summary.dropped_packets = counters.dropped_pkts;
+    summary.packet_hops = counters.hops;
     summary.duplicate_data = sim.counters().duplicates;
     if active.count() > 0 {
         summary.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));

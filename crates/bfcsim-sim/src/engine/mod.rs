@@ -14,6 +14,7 @@
 //! per queue and on a buffer pool's occupancy (BCC), is switch configuration that composes with any scheme and
 //! lives in [`marking`].
 
+mod connections;
 mod marking;
 mod pause;
 mod rate;
@@ -43,8 +44,9 @@ use bfcsim_schemes::dcqcn::CnpGenerator;
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
-use crate::config::{FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
+use crate::config::{Connections, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
 use crate::timers::TimerQueue;
+use connections::{Connection, ConnectionPool};
 use scheme::{Entry, Scheme};
 
 /// Everything a run needs besides the topology and the flows.
@@ -276,8 +278,8 @@ struct Active {
     /// How long the flow's NIC queue had been paused in all when `rto_deadline` was set: the timer does not run
     /// while the queue is paused (`nic.rto_holds_while_paused`).
     rto_paused_base: Time,
-    /// Pacing (rate-based CC): when the last data packet started and its wire size; the next may start
-    /// `last_size / rate` later (HPCC ns-3's `m_nextAvail`).
+    /// When the last data packet started and its wire size. Pacing (rate-based CC): the next may start
+    /// `last_size / rate` later (HPCC ns-3's `m_nextAvail`); a persistent connection's idle time counts from it.
     last_send: Time,
     last_size: u32,
     /// Waiting in its host's `paced` heap (while `in_ring` stays set), with its entry due at `wait_until`.
@@ -285,6 +287,8 @@ struct Active {
     wait_until: Time,
     /// The earliest pending congestion-control timer entry of the flow (`Time::MAX`: none).
     cc_timer_at: Time,
+    /// The persistent connection the flow travels on (`nic.connections = "persistent"`).
+    conn: Option<u32>,
 }
 
 /// The receiving side of a flow, at the destination host from its first data packet until it has every byte.
@@ -385,6 +389,8 @@ pub struct Shard {
     /// Packets for other shards since the last exchange, by destination shard.
     outbox: Vec<Vec<Parcel>>,
     active: Slots<Active>,
+    /// Idle persistent connections (`nic.connections = "persistent"`), at their source host's shard.
+    connections: Option<ConnectionPool>,
     inbound: Slots<Inbound>,
     timers: TimerQueue,
     timer_event_at: Option<Time>,
@@ -425,6 +431,13 @@ impl Shard {
         params.switch.validate()?;
         params.nic.validate()?;
         params.cc.validate()?;
+        if params.nic.connections == Connections::Persistent && !params.cc.persists() {
+            return Err(format!(
+                "nic.connections = \"persistent\" hands a window controller's state from flow to flow; \
+                 cc.name = \"{}\" starts every flow afresh (use dctcp or none)",
+                params.cc.name()
+            ));
+        }
         params.flow_control.validate(&params.switch)?;
         if topo.ports.len() >= 1 << PORT_BITS {
             return Err(format!(
@@ -609,6 +622,7 @@ impl Shard {
         let local_flows = (0..infos.len() as u32)
             .filter(|&i| own.node_shard[infos[i as usize].spec.src.idx()] == own.me)
             .collect();
+        let persistent = params.nic.connections == Connections::Persistent;
         let mut sim = Shard {
             routes,
             params,
@@ -626,6 +640,7 @@ impl Shard {
             next_arrival: 0,
             outbox: (0..own.shards).map(|_| Vec::new()).collect(),
             active: Slots::default(),
+            connections: persistent.then(ConnectionPool::default),
             inbound: Slots::default(),
             timers: TimerQueue::default(),
             timer_event_at: None,
@@ -1108,11 +1123,27 @@ impl Shard {
                 .push(self.flows[next as usize].spec.start, Event::Arrival);
         }
         let info = &self.flows[id.idx()];
-        let tc = &self.params.nic.transport;
+        let (src_host, dst_host) = (info.src_host, info.dst_host);
+        let sender = Sender::new(
+            info.spec.size.0,
+            self.params.nic.payload,
+            &self.params.nic.transport,
+        );
+        let (conn, carried) = match &mut self.connections {
+            Some(pool) => {
+                let (index, carried) = pool.open(src_host, dst_host);
+                (Some(index), carried)
+            }
+            None => (None, None),
+        };
+        let (sender, cc) = match carried.and_then(|c| c.next_flow(self.now)) {
+            Some((rtt, cc)) => (sender.with_rtt_estimate(rtt), cc),
+            None => (sender, self.params.cc.instantiate(&self.flow_ctx)),
+        };
         let active = Active {
             id,
-            sender: Sender::new(info.spec.size.0, self.params.nic.payload, tc),
-            cc: self.params.cc.instantiate(&self.flow_ctx),
+            sender,
+            cc,
             in_ring: false,
             parked: false,
             nic_q: 0,
@@ -1124,10 +1155,10 @@ impl Shard {
             waiting: false,
             wait_until: Time::MAX,
             cc_timer_at: Time::MAX,
+            conn,
         };
         let slot = self.active.insert(active);
         self.flows[id.idx()].slot = slot;
-        let src_host = self.flows[id.idx()].src_host;
         self.active[slot as usize].nic_q = self.scheme_flow_started(src_host, id, slot as usize);
         self.make_ready(id);
     }
@@ -1246,6 +1277,8 @@ impl Shard {
                 self.restart_rto(h, slot);
             }
             let a = &mut self.active[slot];
+            a.last_send = self.now;
+            a.last_size = size;
             if !a.timer_armed {
                 a.timer_armed = true;
                 let at = a.rto_deadline;
@@ -1518,7 +1551,16 @@ impl Shard {
 
     fn complete(&mut self, id: FlowId) {
         let info = &self.flows[id.idx()];
-        let (h, q) = (info.src_host, self.active[info.slot as usize].nic_q);
+        let a = &self.active[info.slot as usize];
+        let (h, q) = (info.src_host, a.nic_q);
+        if let (Some(pool), Some(index)) = (&mut self.connections, a.conn) {
+            pool.release(
+                h,
+                info.dst_host,
+                index,
+                Connection::after(a.cc.clone(), a.sender.rtt_estimate(), a.last_send),
+            );
+        }
         self.scheme_flow_finished(h, q);
         let info = &mut self.flows[id.idx()];
         info.finish = Some(self.now);

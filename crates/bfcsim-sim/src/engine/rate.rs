@@ -146,13 +146,11 @@ impl Shard {
         }
     }
 
-    /// Data packet `pkt` of `size` wire bytes of flow `slot` starts at the NIC: the pacing reference, the
-    /// controller's byte count, and a fresh INT stack.
+    /// Data packet `pkt` of `size` wire bytes of flow `slot` starts at the NIC (its time and size are already
+    /// the pacing reference): the controller's byte count, and a fresh INT stack.
     #[inline(never)]
     pub(super) fn data_sent(&mut self, slot: usize, pkt: PacketId, size: u32) {
         let a = &mut self.active[slot];
-        a.last_send = self.now;
-        a.last_size = size;
         a.cc.on_send(self.now, size as u64);
         if self.rate.int {
             let i = pkt.idx();
