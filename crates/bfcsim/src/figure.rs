@@ -11,6 +11,7 @@
 //! setup = "CLOS-128, Facebook Hadoop, lognormal arrivals, no incast"
 //! experiment = "../clos128-hadoop.toml"   # relative to this file
 //! missing = ["ExpressPass (no receiver-driven schemes yet)"]
+//! fidelity = "Reproduced figures"         # the docs/FIDELITY.md section explaining disagreements (default)
 //! set = ["metrics.buckets=bfc_hadoop"]    # overrides for every run
 //! seeds = [1]
 //! [paper_scale]                           # what "paper scale" means (overrides, and optionally seeds/axis)
@@ -89,6 +90,9 @@ pub struct FigureDef {
     /// What of the paper's figure this definition cannot run (missing schemes or engine features).
     #[serde(default)]
     pub missing: Vec<String>,
+    /// The `docs/FIDELITY.md` section (the start of its heading) that explains where our runs disagree.
+    #[serde(default = "reproduced_figures")]
+    pub fidelity: String,
     /// Overrides applied to every run.
     #[serde(default)]
     pub set: Vec<String>,
@@ -110,6 +114,10 @@ pub struct FigureDef {
     /// The paper's claims.
     #[serde(default)]
     pub claim: Vec<ClaimDef>,
+}
+
+fn reproduced_figures() -> String {
+    "Reproduced figures".into()
 }
 
 fn one_seed() -> Vec<u64> {

@@ -291,7 +291,8 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
         }
         let _ = writeln!(
             md,
-            "\nWhere our runs disagree, `docs/FIDELITY.md` (\"Reproduced figures\") gives the likely reason."
+            "\nWhere our runs disagree, `docs/FIDELITY.md` (\"{}\") gives the likely reason.",
+            def.fidelity
         );
         md.push('\n');
     }

@@ -125,7 +125,18 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
 #[test]
 fn every_definition_resolves_at_both_scales() {
     let figures = bfcsim::figure::read_all(&workspace_root().join("experiments/figures")).unwrap();
+    let fidelity = std::fs::read_to_string(workspace_root().join("docs/FIDELITY.md")).unwrap();
     for f in &figures {
+        let section = &f.def.fidelity;
+        assert!(
+            fidelity.lines().any(|l| l
+                .trim_start_matches('#')
+                .trim_start()
+                .starts_with(section.as_str())
+                && l.starts_with('#')),
+            "{}: docs/FIDELITY.md has no section \"{section}\"",
+            f.def.name
+        );
         for quick in [true, false] {
             let runs = bfcsim::figure::plan(f, quick)
                 .unwrap_or_else(|e| panic!("{} (quick {quick}): {e}", f.def.name));
