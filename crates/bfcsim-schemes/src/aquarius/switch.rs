@@ -707,7 +707,7 @@ mod tests {
         );
         assert_eq!(s.stats().resumes, 1);
         // The entry is empty again: the flow's next packet is a new active flow, mapped to the empty queue.
-        eg.pkts[0] = 1;
+        eg.push(0, 1);
         eg.pkts[4] = 0;
         eg.bytes[4] = 0;
         assert_eq!(s.handle_enqueue(&a, &eg).queue, 4);
