@@ -269,10 +269,17 @@ mod tests {
         assert_eq!(p.action, Some(QueueAction::Pause(5)));
         assert!(p.sole && p.moved_to.is_none());
         assert_eq!(t.forced(C), Some(5));
-        assert_eq!(t.handle_pause(C, Some(5), 4, true, || None), Paused::default());
+        assert_eq!(
+            t.handle_pause(C, Some(5), 4, true, || None),
+            Paused::default()
+        );
         assert_eq!(t.handle_resume(C, true), Some(QueueAction::Resume(5)));
         assert_eq!(t.forced(C), None);
-        assert_eq!(t.handle_resume(C, true), None, "a stray RESUME changes nothing");
+        assert_eq!(
+            t.handle_resume(C, true),
+            None,
+            "a stray RESUME changes nothing"
+        );
     }
 
     #[test]
@@ -351,11 +358,21 @@ mod tests {
     fn a_flow_with_no_packets_here_waits_in_the_rsvq() {
         let mut t = port();
         let p = t.handle_pause(20, None, 0, true, || Some(4));
-        assert_eq!((p.action, p.moved_to), (Some(QueueAction::Pause(4)), Some(4)));
-        assert_eq!(t.forced(20), Some(4), "its next packet joins the paused rsvQ");
+        assert_eq!(
+            (p.action, p.moved_to),
+            (Some(QueueAction::Pause(4)), Some(4))
+        );
+        assert_eq!(
+            t.forced(20),
+            Some(4),
+            "its next packet joins the paused rsvQ"
+        );
         assert_eq!(t.handle_resume(20, true), Some(QueueAction::Resume(4)));
         assert_eq!(t.rsv(), None, "empty: released at once");
         let mut off = port();
-        assert_eq!(off.handle_pause(20, None, 0, false, || None), Paused::default());
+        assert_eq!(
+            off.handle_pause(20, None, 0, false, || None),
+            Paused::default()
+        );
     }
 }

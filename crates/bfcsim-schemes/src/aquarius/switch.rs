@@ -379,9 +379,7 @@ impl AquariusSwitch {
         debug_assert!(entry.size > 0, "departure of a packet not counted");
         entry.size -= 1;
         if entry.size == 0 {
-            self.ports[d.out_port as usize]
-                .table
-                .flow_idle(entry.queue);
+            self.ports[d.out_port as usize].table.flow_idle(entry.queue);
         }
         let mut signal = None;
         if d.congested {
@@ -608,7 +606,11 @@ mod tests {
                 flow: 1
             })
         );
-        assert!(out[first + 1..].iter().all(|e| e.congested && e.signal.is_none()));
+        assert!(
+            out[first + 1..]
+                .iter()
+                .all(|e| e.congested && e.signal.is_none())
+        );
         // A new flow joining that queue is paused at once, whatever its size.
         let q = out[0].queue;
         for i in 0..8 {
@@ -617,7 +619,11 @@ mod tests {
             }
         }
         let e = s.handle_enqueue(&arrival(Time::from_us(100), 2), &eg);
-        assert_eq!(e.queue, (0..8).find(|&i| i != q).unwrap(), "it found queue with 1 packet");
+        assert_eq!(
+            e.queue,
+            (0..8).find(|&i| i != q).unwrap(),
+            "it found queue with 1 packet"
+        );
         assert!(!e.congested);
         assert_eq!(s.stats().high_pauses, 1);
     }
@@ -743,7 +749,10 @@ mod tests {
         // Hashes 1 and 2^28 fall in queue 0 (hash · 8 < 2^32) but in different flow-table entries.
         let (f1, f2) = (
             Arrival { hash: 1, ..f1 },
-            Arrival { hash: 1 << 28, ..f2 },
+            Arrival {
+                hash: 1 << 28,
+                ..f2
+            },
         );
         let e1 = s.handle_enqueue(&f1, &eg);
         eg.push(e1.queue, 1);
@@ -751,7 +760,11 @@ mod tests {
         eg.push(e2.queue, 1);
         assert_eq!((e1.queue, e2.queue), (0, 0));
         let act = s.handle_pause(1, 1, 1, 0..8, &eg);
-        assert_eq!(act, Some(QueueAction::Pause(1)), "queue 1 is the first empty one");
+        assert_eq!(
+            act,
+            Some(QueueAction::Pause(1)),
+            "queue 1 is the first empty one"
+        );
         eg.paused[1] = true;
         assert_eq!(s.stats().reassigns, 1);
         let later = s.handle_enqueue(&f1, &eg);
@@ -760,7 +773,11 @@ mod tests {
         assert_eq!(s.handle_enqueue(&f2, &eg).queue, 0, "the victim stays");
         eg.push(0, 1);
         // A new flow avoids the paused rsvQ.
-        let f3 = Arrival { hash: 3 << 29, flow: 3, ..f1.clone() };
+        let f3 = Arrival {
+            hash: 3 << 29,
+            flow: 3,
+            ..f1.clone()
+        };
         assert_eq!(s.handle_enqueue(&f3, &eg).queue, 3);
         // RESUME before flow 1's earlier packet left queue 0: the rsvQ stays paused.
         assert_eq!(s.handle_resume(1, 1, 1, &eg), None);

@@ -1784,6 +1784,13 @@ impl Shard {
         self.data_base + class as usize * self.queues_per_class as usize
     }
 
+    /// The data queues of class `class` at switch ports (BFC App. A.3: classes own disjoint queues).
+    fn class_queues(&self, class: u8) -> std::ops::Range<u16> {
+        let class = (class as u64).min(self.params.switch.classes as u64 - 1);
+        let first = self.data_base as u64 + class * self.queues_per_class;
+        first as u16..(first + self.queues_per_class) as u16
+    }
+
     /// The switch queue a packet of class `class` and 5-tuple hash `hash` joins: its class's queues are shared
     /// by hashing, i.e. stochastic fair queuing (McKenney 1990) when a class has several queues.
     #[inline]

@@ -178,6 +178,8 @@ pub struct HopStats {
     pub credits: bfcsim_schemes::expresspass::CreditStats,
     /// Homa's grants, RESENDs and core queuing delays.
     pub homa: bfcsim_schemes::homa::HomaStats,
+    /// Aquarius's switch counts, summed over switches.
+    pub aquarius: bfcsim_schemes::aquarius::AquariusStats,
 }
 
 impl std::ops::Add for HopStats {
@@ -194,6 +196,7 @@ impl std::ops::Add for HopStats {
             bfc: self.bfc + o.bfc,
             credits: self.credits + o.credits,
             homa: self.homa + o.homa,
+            aquarius: self.aquarius + o.aquarius,
         }
     }
 }

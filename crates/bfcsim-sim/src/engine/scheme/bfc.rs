@@ -32,10 +32,11 @@ pub(in crate::engine) struct Bfc {
     loss_rngs: Vec<Rng>,
 }
 
-/// The egress port's queues as BFC sees them.
-struct Egress<'a> {
-    queues: &'a PortQueues,
-    level: usize,
+/// The egress port's queues as BFC (and Aquarius, which builds on its view) sees them.
+pub(super) struct Egress<'a> {
+    pub(super) queues: &'a PortQueues,
+    /// The priority level of the packet's class.
+    pub(super) level: usize,
 }
 
 impl EgressView for Egress<'_> {
@@ -255,8 +256,7 @@ impl Shard {
     /// BFC's enqueue operations for data packet `e`.
     fn bfc_enqueue(&mut self, e: &Entry) -> Enqueued {
         let p = &e.p;
-        let class = (p.class as u64).min(self.params.switch.classes as u64 - 1);
-        let first = self.data_base as u64 + class * self.queues_per_class;
+        let queues = self.class_queues(p.class);
         let out = &self.sw_ports[e.out_sp as usize];
         let (in_local, out_local) = (self.sw_ports[e.in_sp as usize].local, out.local);
         let n = self.topo.nodes[self.switches[e.s].node.idx()].ports.len();
@@ -273,7 +273,7 @@ impl Shard {
             upstream_q: p.upstream_q,
             size: p.size,
             incast: p.incast,
-            queues: first as u16..(first + self.queues_per_class) as u16,
+            queues: queues.clone(),
             rate: self.wires[e.egress.idx()].rate,
             elide: b.elide[e.s]
                 .get(bit / 64)
@@ -281,7 +281,8 @@ impl Shard {
         };
         let view = Egress {
             queues: &out.queues,
-            level: self.data_base + class as usize,
+            level: self.data_base
+                + (queues.start as usize - self.data_base) / self.queues_per_class as usize,
         };
         b.switches[e.s].handle_enqueue(&arrival, &view)
     }

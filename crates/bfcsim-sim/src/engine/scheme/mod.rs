@@ -37,6 +37,7 @@
 //! (`bfcsim_sim`) has a worked example. Unit-test the state machine alone (scripted inputs, no event loop),
 //! then the scheme end to end through `bfcsim_sim::Sim` (`crates/bfcsim-sim/tests`).
 
+mod aquarius;
 mod bfc;
 mod expresspass;
 mod homa;
@@ -210,6 +211,7 @@ schemes! { $
     Pfc => Pfc(pfc::Pfc),
     ExpressPass => ExpressPass(expresspass::ExpressPass),
     Homa => Homa(homa::Homa),
+    Aquarius => Aquarius(aquarius::Aquarius),
 }
 
 impl Shard {
