@@ -328,6 +328,9 @@ pub struct Counters {
     pub timeouts: u64,
     /// Data packets delivered whose bytes the receiver already had (unneeded retransmissions).
     pub duplicates: u64,
+    /// Data packets that reached their receiver ahead of a byte it still lacked: reordered in the network, or
+    /// behind a lost packet. Zero in a run without drops means every flow's packets arrived in order.
+    pub out_of_order: u64,
 }
 
 bfcsim_core::add_fields!(Counters {
@@ -345,6 +348,7 @@ bfcsim_core::add_fields!(Counters {
     retransmits,
     timeouts,
     duplicates,
+    out_of_order,
 });
 
 /// One switch queue as [`Shard::port_queues`] sees it.
@@ -1378,6 +1382,7 @@ impl Shard {
         if p.seq + (p.payload as u64) <= receiver.rcv_nxt() {
             self.counters.duplicates += 1;
         } else {
+            self.counters.out_of_order += u64::from(p.seq > receiver.rcv_nxt());
             self.progress += 1;
         }
         let reply = receiver.handle_data(p.seq, p.payload, p.ce);
