@@ -69,11 +69,9 @@ fn run_checked(topo: Topology, flows: &[FlowSpec], p: SimParams) -> Sim {
     sim
 }
 
-/// Open: under hash mapping this run delivers packets of some flow out of order (out_of_order 91, retransmits
-/// 94, no drops, no timeouts; with dynamic mapping, or with re-assigning off, it is 0). Not yet diagnosed: the
-/// QueueTable's trace of f3 at L2 looks consistent, so the reordering may be elsewhere.
+/// Under hash mapping f3 shares L2's queue with f4 and is re-assigned to the rsvQ, whose resume comes from a
+/// dequeue of that very port: it once put a second packet on the wire mid-transmission (reordering f3).
 #[test]
-#[ignore = "open: reordering under hash mapping with re-assigning (see the doc comment)"]
 fn fig4_reassigns_f3_keeps_f4_and_delivers_in_order() {
     let (topo, flows) = fig4();
     let sim = run_checked(

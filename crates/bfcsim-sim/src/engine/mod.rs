@@ -865,6 +865,12 @@ impl Shard {
         } else {
             w.rate.tx_time(Bytes(size as u64))
         };
+        debug_assert!(
+            self.now >= w.busy_until,
+            "port {port:?} starts a packet at {} while sending until {}",
+            self.now,
+            w.busy_until
+        );
         let end = self.now + tx;
         w.busy_until = end;
         let arrive = end + w.delay;

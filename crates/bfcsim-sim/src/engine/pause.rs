@@ -310,6 +310,20 @@ impl Shard {
         sp: u32,
         queues: impl IntoIterator<Item = (usize, bool)>,
     ) {
+        if self.set_queues_paused(sp, queues) {
+            self.kick(port);
+        }
+    }
+
+    /// [`Shard::set_port_paused`] without serving the port: for a change made while the port is sending (a
+    /// scheme's `dequeued`), where kicking it would put a second packet on the wire before the first one's
+    /// transmission is accounted; the sender looks for a ready queue after `dequeued` and wakes for it. Returns
+    /// whether a queue was resumed.
+    pub(super) fn set_queues_paused(
+        &mut self,
+        sp: u32,
+        queues: impl IntoIterator<Item = (usize, bool)>,
+    ) -> bool {
         let mut resumed = false;
         for (q, paused) in queues {
             let out = &mut self.sw_ports[sp as usize];
@@ -319,9 +333,7 @@ impl Shard {
             }
         }
         self.pause_changed(sp);
-        if resumed {
-            self.kick(port);
-        }
+        resumed
     }
 
     /// Pauses or resumes NIC queues of host `h`; flows parked on a resumed queue may send again.

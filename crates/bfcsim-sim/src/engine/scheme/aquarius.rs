@@ -163,7 +163,9 @@ impl SchemeSide for Aquarius {
                 } else {
                     sw.handle_resume(local, hash, flow, &view)
                 };
-                sh.aquarius_act(port, sp, action);
+                if let Some(change) = queue_change(action) {
+                    sh.set_port_paused(port, sp, [change]);
+                }
             }
             Owner::Host(h) => sh.set_nic_paused(h, [(queue, pause)]),
         }
@@ -191,6 +193,14 @@ impl SchemeSide for Aquarius {
         for a in &me_ref(sh).switches {
             stats.aquarius = stats.aquarius + a.stats();
         }
+    }
+}
+
+/// A QueueTable's decision as (queue, paused).
+fn queue_change(action: Option<QueueAction>) -> Option<(usize, bool)> {
+    match action? {
+        QueueAction::Pause(q) => Some((q as usize, true)),
+        QueueAction::Resume(q) => Some((q as usize, false)),
     }
 }
 
@@ -251,16 +261,10 @@ impl Shard {
         if let Some(signal) = signal {
             self.aquarius_signal(s, signal);
         }
-        let port_id = self.topo.nodes[self.switches[s].node.idx()].ports[local as usize];
-        self.aquarius_act(port_id, sp, action);
-    }
-
-    /// Pauses or resumes a queue of switch port `sp` (transmitting on `port`) as the QueueTable decided.
-    fn aquarius_act(&mut self, port: PortId, sp: u32, action: Option<QueueAction>) {
-        match action {
-            Some(QueueAction::Pause(q)) => self.set_port_paused(port, sp, [(q as usize, true)]),
-            Some(QueueAction::Resume(q)) => self.set_port_paused(port, sp, [(q as usize, false)]),
-            None => {}
+        // The port is sending the packet that left: a resumed rsvQ is served after it (switch_send looks for a
+        // ready queue once `dequeued` returns), never kicked into a second transmission now.
+        if let Some(change) = queue_change(action) {
+            self.set_queues_paused(sp, [change]);
         }
     }
 
