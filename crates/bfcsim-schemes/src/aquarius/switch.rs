@@ -45,6 +45,8 @@ struct FlowEntry {
     pause_num: u32,
     /// The upstream entity the PAUSE named, while `pause_num > 0`.
     target: Target,
+    /// The flow of the entry's latest packet (to count index collisions).
+    owner: u32,
 }
 
 impl Slot for FlowEntry {
@@ -144,6 +146,12 @@ pub struct AquariusStats {
     pub rsv_allocations: u64,
     /// PAUSEs that needed an rsvQ but found no empty queue: the flow's shared queue was paused instead.
     pub rsv_unavailable: u64,
+    /// Packets that found their flow-table entry holding another flow's packets (the table has no collision
+    /// resolution, §5).
+    pub index_collisions: u64,
+    /// Congested packets of a flow other than the one the entry's PAUSE named: a flow colliding in the entry
+    /// with a paused one, whose own upstream is never paused (Algorithm 1 sends one PAUSE per entry, line 15).
+    pub unpaused_congested: u64,
 }
 
 bfcsim_core::add_fields!(AquariusStats {
@@ -156,6 +164,8 @@ bfcsim_core::add_fields!(AquariusStats {
     reassigns,
     rsv_allocations,
     rsv_unavailable,
+    index_collisions,
+    unpaused_congested,
 });
 
 /// Per egress port: the QueueTable and each queue's arrival statistics (T and T_avg, Algorithm 1 line 14).
@@ -254,6 +264,10 @@ impl AquariusSwitch {
         let key = self.table.key(a.out_port, a.hash, a.flow);
         let mut entry = self.table.get(key);
         let forced = self.ports[a.out_port as usize].table.forced(key);
+        if entry.size > 0 && entry.owner != a.flow {
+            self.stats.index_collisions += 1;
+        }
+        entry.owner = a.flow;
         if entry.size == 0 {
             entry.queue = match forced {
                 Some(q) => q,
@@ -292,6 +306,8 @@ impl AquariusSwitch {
             signal: None,
         };
         if congested {
+            self.stats.unpaused_congested +=
+                u64::from(entry.pause_num > 0 && entry.target.flow != a.flow);
             entry.pause_num += 1;
             // Lines 15-16: the PAUSE goes when pauseNum becomes 1, to the entity this packet came from.
             if entry.pause_num == 1 {
