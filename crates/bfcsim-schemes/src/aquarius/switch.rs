@@ -808,6 +808,31 @@ mod tests {
         assert_eq!(s.handle_enqueue(&f1, &eg).queue, 0);
     }
 
+    /// Two flows in one flow-table entry (equal hashes): one PAUSE, naming the flow whose packet made pauseNum
+    /// 1 (Algorithm 1 line 15); the other flow's congested packets are counted as unpaused.
+    #[test]
+    fn a_colliding_flow_is_counted_and_not_paused() {
+        let mut s = switch(&AquariusConfig::default());
+        let mut eg = Egress::new();
+        for q in 0..8 {
+            eg.push(q, 100);
+        }
+        let (a, b) = (
+            arrival(Time(0), 1),
+            Arrival {
+                flow: 2,
+                ..arrival(Time(0), 1)
+            },
+        );
+        let ea = s.handle_enqueue(&a, &eg);
+        assert!(matches!(ea.signal, Some(Signal::Pause { flow: 1, .. })));
+        let eb = s.handle_enqueue(&b, &eg);
+        assert!(eb.congested && eb.signal.is_none(), "{eb:?}");
+        let st = s.stats();
+        assert_eq!((st.index_collisions, st.unpaused_congested), (1, 1));
+        assert_eq!(st.pauses, 1);
+    }
+
     #[test]
     fn pause_of_a_lone_flow_pauses_its_queue() {
         let mut s = switch(&AquariusConfig::default());
