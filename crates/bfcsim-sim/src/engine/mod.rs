@@ -1802,6 +1802,11 @@ impl Shard {
         first as u16..(first + self.queues_per_class) as u16
     }
 
+    /// The priority level of a class whose data queues are `queues` ([`Shard::class_queues`]).
+    fn class_level(&self, queues: &std::ops::Range<u16>) -> usize {
+        self.data_base + (queues.start as usize - self.data_base) / self.queues_per_class as usize
+    }
+
     /// The switch queue a packet of class `class` and 5-tuple hash `hash` joins: its class's queues are shared
     /// by hashing, i.e. stochastic fair queuing (McKenney 1990) when a class has several queues.
     #[inline]

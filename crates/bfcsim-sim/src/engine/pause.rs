@@ -382,6 +382,17 @@ impl Shard {
         true
     }
 
+    /// Queues data packet `e`, admitted into the buffer, in `queue` of its egress under a scheme that pauses:
+    /// the packet keeps its ingress (an edge of [`Shard::wait_edges`]) and the scheme's `hop_flags` until it
+    /// leaves, and the port's "link paused" clock sees the new packet.
+    pub(super) fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8) {
+        self.push_admitted(e, queue);
+        let pm = self.packets.get_mut(e.pkt);
+        pm.in_port = self.sw_ports[e.in_sp as usize].local as u16;
+        pm.hop_flags = hop_flags;
+        self.pause_changed(e.out_sp);
+    }
+
     /// Keeps switch port `sp`'s "link paused" clock: packets waiting but none sendable.
     #[inline]
     pub(super) fn pause_changed(&mut self, sp: u32) {

@@ -115,11 +115,7 @@ impl SchemeSide for Aquarius {
             );
             return Err(reason);
         }
-        sh.push_admitted(e, queue);
-        let pm = sh.packets.get_mut(e.pkt);
-        pm.in_port = arrival.in_port;
-        pm.hop_flags = if en.congested { CONGESTED } else { 0 };
-        sh.pause_changed(e.out_sp);
+        sh.push_hop(e, queue, if en.congested { CONGESTED } else { 0 });
         if let Some(signal) = en.signal {
             sh.aquarius_signal(e.s, signal);
         }
@@ -219,8 +215,7 @@ impl Shard {
     /// Data packet `e` as Aquarius's enqueue sees it, and the priority level of its class.
     fn aquarius_arrival(&self, e: &Entry) -> (Arrival, usize) {
         let queues = self.class_queues(e.p.class);
-        let level = self.data_base
-            + (queues.start as usize - self.data_base) / self.queues_per_class as usize;
+        let level = self.class_level(&queues);
         let arrival = Arrival {
             now: self.now,
             in_port: self.sw_ports[e.in_sp as usize].local as u16,

@@ -138,11 +138,7 @@ impl SchemeSide for Bfc {
             sh.bfc_undo(e, &en);
             return Err(reason);
         }
-        sh.push_admitted(e, queue);
-        let pm = sh.packets.get_mut(e.pkt);
-        pm.in_port = sh.sw_ports[e.in_sp as usize].local as u16;
-        pm.hop_flags = flags(&en);
-        sh.pause_changed(e.out_sp);
+        sh.push_hop(e, queue, flags(&en));
         if let Some(signal) = en.signal {
             sh.send_signal(e.s, signal);
         }
@@ -261,6 +257,7 @@ impl Shard {
         let (in_local, out_local) = (self.sw_ports[e.in_sp as usize].local, out.local);
         let n = self.topo.nodes[self.switches[e.s].node.idx()].ports.len();
         let bit = in_local as usize * n + out_local as usize;
+        let level = self.class_level(&queues);
         let Scheme::Bfc(b) = &mut self.scheme else {
             unreachable!("BFC runs")
         };
@@ -281,8 +278,7 @@ impl Shard {
         };
         let view = Egress {
             queues: &out.queues,
-            level: self.data_base
-                + (queues.start as usize - self.data_base) / self.queues_per_class as usize,
+            level,
         };
         b.switches[e.s].handle_enqueue(&arrival, &view)
     }
