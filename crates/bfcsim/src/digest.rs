@@ -27,6 +27,9 @@ pub const SMALL_UP_TO: u64 = 100_000;
 pub const LARGE_ABOVE: u64 = 10_000_000;
 /// Aquarius §4's large flows are larger than this (its short flows are BFC's, < [`SHORT_BELOW`]).
 pub const BIG_ABOVE: u64 = 1_000_000;
+/// The largest flows of the Web Server distribution, which ends at 1 MB (so that none is above
+/// [`BIG_ABOVE`]), are larger than this: the stand-in for Aquarius §4's large flows.
+pub const TOP_ABOVE: u64 = 500_000;
 /// Points kept of the buffer-occupancy CDF (evenly spaced in probability).
 const CDF_POINTS: usize = 200;
 
@@ -118,6 +121,9 @@ pub struct Fct {
     /// Flows above [`BIG_ABOVE`] (Aquarius §4's large flows; absent from digests of older versions).
     #[serde(default)]
     pub big: Option<Stats>,
+    /// Flows above [`TOP_ABOVE`] (absent from digests of older versions).
+    #[serde(default)]
+    pub top: Option<Stats>,
 }
 
 impl Fct {
@@ -136,6 +142,7 @@ impl Fct {
             all: Stats::of(fcts(&|_| true)),
             short: Stats::of(fcts(&|s| s < SHORT_BELOW)),
             big: Stats::of(fcts(&|s| s > BIG_ABOVE)),
+            top: Stats::of(fcts(&|s| s > TOP_ABOVE)),
         }
     }
 }
