@@ -5,7 +5,9 @@
 //! paused, while the original queue goes on serving the victims. The rsvQ is taken from the empty queues when
 //! first needed, shared by every congested flow of the port, and released when it is empty again (dynamic
 //! allocation, as in §4). It resumes once every one of its flows has been resumed and the packets those flows
-//! had in their original queues have all left, so that no later packet overtakes an earlier one.
+//! had in their original queues have all left, so that no later packet overtakes an earlier one. A PAUSE for a
+//! flow with no packet at the port and nothing to re-assign it to (re-assigning off, or no empty queue) is kept
+//! pending: the queue the flow's next packet is mapped to is paused for it, so that every PAUSE holds its flow.
 //!
 //! Flows are named by their flow-table key (egress port, hash of the FID), as the switch's flow table names
 //! them: two flows whose FIDs collide are one flow to the table, as in the hardware.
@@ -54,6 +56,9 @@ pub struct QueueTable {
     rsv: Option<u16>,
     rsv_paused: bool,
     members: Vec<Member>,
+    /// Flows paused while they had no packet here and no rsvQ to wait in: their next packet's queue is paused
+    /// for them ([`QueueTable::mapped`]).
+    pending: Vec<u64>,
 }
 
 impl QueueTable {
@@ -65,6 +70,7 @@ impl QueueTable {
             rsv: None,
             rsv_paused: false,
             members: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -120,7 +126,7 @@ impl QueueTable {
                 ..Paused::default()
             };
         }
-        if self.held_by.iter().any(|h| h.contains(&key)) {
+        if self.held_by.iter().any(|h| h.contains(&key)) || self.pending.contains(&key) {
             return Paused::default();
         }
         let shares = current.is_some_and(|q| {
@@ -133,7 +139,8 @@ impl QueueTable {
             return self.hold(q, key);
         }
         if !reassign {
-            // No packets here and nothing to re-assign to: the flow's next packets are mapped afresh.
+            // No packets here and nothing to re-assign to: the queue of the flow's next packet is paused.
+            self.pending.push(key);
             return Paused::default();
         }
         let (rsv, allocated) = match self.rsv {
@@ -146,10 +153,13 @@ impl QueueTable {
                             unavailable: true,
                             ..self.hold(q, key)
                         },
-                        None => Paused {
-                            unavailable: true,
-                            ..Paused::default()
-                        },
+                        None => {
+                            self.pending.push(key);
+                            Paused {
+                                unavailable: true,
+                                ..Paused::default()
+                            }
+                        }
                     };
                 }
             },
@@ -192,8 +202,20 @@ impl QueueTable {
         (!std::mem::replace(&mut self.rsv_paused, true)).then_some(QueueAction::Pause(r))
     }
 
+    /// A flow with no packet at the port was mapped to queue `q` for its next packet: if a PAUSE for it is
+    /// pending, `q` is paused for it now, as if the PAUSE had found the flow alone there.
+    pub fn mapped(&mut self, key: u64, q: u16) -> Option<QueueAction> {
+        let at = self.pending.iter().position(|&k| k == key)?;
+        self.pending.swap_remove(at);
+        self.hold(q, key).action
+    }
+
     /// §3.3: a RESUME for flow `key`. `rsv_empty`: the rsvQ holds no packet.
     pub fn handle_resume(&mut self, key: u64, rsv_empty: bool) -> Option<QueueAction> {
+        if let Some(at) = self.pending.iter().position(|&k| k == key) {
+            self.pending.swap_remove(at);
+            return None;
+        }
         if let Some(m) = self.members.iter_mut().find(|m| m.key == key) {
             m.resumed = true;
             return self.try_resume(rsv_empty);
@@ -374,5 +396,27 @@ mod tests {
             off.handle_pause(20, None, 0, false, || None),
             Paused::default()
         );
+        assert_eq!(
+            off.mapped(20, 3),
+            Some(QueueAction::Pause(3)),
+            "its next packet's queue is paused for it"
+        );
+        assert_eq!(off.forced(20), Some(3));
+        assert_eq!(off.handle_resume(20, false), Some(QueueAction::Resume(3)));
+    }
+
+    #[test]
+    fn a_pause_with_no_packets_and_no_empty_queue_waits_for_the_next_packet() {
+        let mut t = port();
+        let p = t.handle_pause(20, None, 0, true, || None);
+        assert!(p.unavailable && p.action.is_none());
+        // Resumed before its next packet: nothing to pause.
+        assert_eq!(t.handle_resume(20, false), None);
+        assert_eq!(t.mapped(20, 2), None);
+        // Paused again; its next packet maps to queue 2, shared with a and b, which is paused for it.
+        t.handle_pause(20, None, 0, true, || None);
+        assert_eq!(t.mapped(20, 2), Some(QueueAction::Pause(2)));
+        assert_eq!(t.mapped(20, 2), None, "once");
+        assert_eq!(t.handle_resume(20, false), Some(QueueAction::Resume(2)));
     }
 }

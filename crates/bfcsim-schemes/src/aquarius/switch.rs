@@ -108,6 +108,9 @@ pub struct Enqueued {
     pub congested: bool,
     /// A PAUSE to send upstream (`pauseNum` went 0 → 1).
     pub signal: Option<Signal>,
+    /// The queue to pause at this port: a PAUSE for the flow came while it had no packet here and nothing to
+    /// re-assign it to, and this packet mapped it to a queue ([`QueueTable::mapped`]).
+    pub action: Option<QueueAction>,
 }
 
 /// A data packet leaving an egress queue (or refused by the buffer after its enqueue).
@@ -264,18 +267,25 @@ impl AquariusSwitch {
         let key = self.table.key(a.out_port, a.hash, a.flow);
         let mut entry = self.table.get(key);
         let forced = self.ports[a.out_port as usize].table.forced(key);
+        let mut action = None;
         if entry.size > 0 && entry.owner != a.flow {
             self.stats.index_collisions += 1;
         }
         entry.owner = a.flow;
         if entry.size == 0 {
-            entry.queue = match forced {
-                Some(q) => q,
-                None => self.pick_queue(a, view),
+            let table = match forced {
+                Some(q) => {
+                    entry.queue = q;
+                    &mut self.ports[a.out_port as usize].table
+                }
+                None => {
+                    entry.queue = self.pick_queue(a, view);
+                    let table = &mut self.ports[a.out_port as usize].table;
+                    action = table.mapped(key, entry.queue);
+                    table
+                }
             };
-            self.ports[a.out_port as usize]
-                .table
-                .flow_active(entry.queue);
+            table.flow_active(entry.queue);
         }
         entry.size += 1;
         let q = entry.queue as usize;
@@ -304,6 +314,7 @@ impl AquariusSwitch {
             queue: entry.queue,
             congested,
             signal: None,
+            action,
         };
         if congested {
             self.stats.unpaused_congested +=

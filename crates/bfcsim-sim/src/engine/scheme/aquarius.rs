@@ -100,6 +100,11 @@ impl SchemeSide for Aquarius {
             unreachable!("Aquarius runs")
         };
         let en = a.switches[e.s].handle_enqueue(&arrival, &view);
+        // A PAUSE pending for the flow holds the queue it was just mapped to (whether or not the buffer takes the
+        // packet: the QueueTable holds the queue for the flow from now on).
+        if let Some(change) = queue_change(en.action) {
+            sh.set_port_paused(e.egress, e.out_sp, [change]);
+        }
         let queue = en.queue as usize;
         let out_local = arrival.out_port as usize;
         if let Err(reason) = sh.switches[e.s]
