@@ -106,6 +106,8 @@ pub struct Enqueued {
     pub queue: u16,
     /// Algorithm 1's `packet.congested`: the packet incremented its entry's `pauseNum`.
     pub congested: bool,
+    /// The packet found its queue above Q_high (Algorithm 1 line 7).
+    pub high: bool,
     /// A PAUSE to send upstream (`pauseNum` went 0 → 1).
     pub signal: Option<Signal>,
     /// The queue to pause at this port: a PAUSE for the flow came while it had no packet here and nothing to
@@ -313,6 +315,7 @@ impl AquariusSwitch {
         let mut out = Enqueued {
             queue: entry.queue,
             congested,
+            high,
             signal: None,
             action,
         };
@@ -395,9 +398,16 @@ impl AquariusSwitch {
     }
 
     /// Undoes [`AquariusSwitch::handle_enqueue`] for a packet the buffer refused: Algorithm 2 without a
-    /// departure. A PAUSE the packet caused is then cancelled by the RESUME returned, so neither is sent.
-    pub fn handle_drop(&mut self, d: &Departure) -> Option<Signal> {
-        self.release(d).1
+    /// departure. A PAUSE the packet caused is then cancelled by the RESUME returned, so neither is sent, and
+    /// neither is counted; `high` is the packet's [`Enqueued::high`].
+    pub fn handle_drop(&mut self, d: &Departure, high: bool) -> Option<Signal> {
+        let signal = self.release(d).1;
+        if signal.is_some() {
+            self.stats.pauses -= 1;
+            self.stats.high_pauses -= u64::from(high);
+            self.stats.resumes -= 1;
+        }
+        signal
     }
 
     fn release(&mut self, d: &Departure) -> (u64, Option<Signal>) {
@@ -757,9 +767,15 @@ mod tests {
         let e = s.handle_enqueue(&a, &eg);
         assert!(e.congested && e.signal.is_some());
         assert!(matches!(
-            s.handle_drop(&departure(&a, &e)),
+            s.handle_drop(&departure(&a, &e), e.high),
             Some(Signal::Resume { .. })
         ));
+        let st = s.stats();
+        assert_eq!(
+            (st.pauses, st.high_pauses, st.resumes),
+            (0, 0, 0),
+            "no frame is sent"
+        );
     }
 
     /// §3.3 through the switch: the flow-table entry follows a re-assigned flow to the rsvQ, whose packets then

@@ -112,7 +112,7 @@ impl SchemeSide for Aquarius {
             .admit(out_local, queue, e.p.size as u64)
         {
             let d = departure(&arrival, &en);
-            let resume = me(sh).switches[e.s].handle_drop(&d);
+            let resume = me(sh).switches[e.s].handle_drop(&d, en.high);
             debug_assert_eq!(
                 resume.is_some(),
                 en.signal.is_some(),
