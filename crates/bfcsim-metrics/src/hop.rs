@@ -149,6 +149,43 @@ pub struct FlowControlReport {
     /// Homa's grants, RESENDs and the queuing of its scheduled packets in the core.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub homa: Option<HomaReport>,
+    /// Aquarius's pausing and re-assigning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aquarius: Option<AquariusReport>,
+}
+
+/// What Aquarius's switches did over a run (Li et al., APNet 2023), summed over switches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct AquariusReport {
+    /// PAUSEs sent because the queue was above Q_high (Algorithm 1 line 7), of all PAUSEs.
+    pub high_pauses: u64,
+    /// PAUSEs received that paused the flow's own queue (§3.3, the flow alone there).
+    pub queue_pauses: u64,
+    /// PAUSEs received that re-assigned the flow to the reserved queue (§3.3).
+    pub reassigns: u64,
+    /// Reserved queues allocated.
+    pub rsv_allocations: u64,
+    /// PAUSEs that needed a reserved queue but found no empty queue (the shared queue paused instead).
+    pub rsv_unavailable: u64,
+    /// Congested packets of a flow that collided in its flow-table entry with the flow the entry's PAUSE named:
+    /// nothing pauses such a flow upstream.
+    pub unpaused_congested: u64,
+}
+
+impl std::fmt::Display for AquariusReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} PAUSEs above Q_high; received PAUSEs: {} paused the flow's queue, {} re-assigned it \
+             ({} rsvQs allocated, {} found none); {} congested packets of unpaused colliding flows",
+            self.high_pauses,
+            self.queue_pauses,
+            self.reassigns,
+            self.rsv_allocations,
+            self.rsv_unavailable,
+            self.unpaused_congested,
+        )
+    }
 }
 
 /// What Homa did over a run (Montazeri et al., SIGCOMM 2018), with BFC App. A.2's Table 2.

@@ -38,8 +38,8 @@ pub use buckets::BucketScheme;
 pub use budget::{BudgetConfig, BudgetReport, PeakRate, SwitchBudget, SwitchUsage};
 pub use drops::DropCounts;
 pub use hop::{
-    ActiveFlowsReport, CreditReport, DelayReport, FlowControlReport, HomaReport, NodePausedReport,
-    QueuePausedReport,
+    ActiveFlowsReport, AquariusReport, CreditReport, DelayReport, FlowControlReport, HomaReport,
+    NodePausedReport, QueuePausedReport,
 };
 pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
 pub use occupancy::{

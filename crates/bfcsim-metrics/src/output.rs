@@ -373,6 +373,9 @@ pub fn render_table(summary: &Summary) -> String {
             f.queue_collisions,
             f.index_collisions
         );
+        if let Some(a) = &f.aquarius {
+            let _ = writeln!(out, "aquarius: {a}");
+        }
         if let Some(n) = f.per_node.first() {
             let _ = writeln!(
                 out,

@@ -11,6 +11,8 @@
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
 //! - [`dctcp_rate`]: DCTCP's control law on a pacing rate, as HPCC's ns-3 runs it for RDMA (`CC_MODE 8`).
 //! - [`bfc`]: Backpressure Flow Control's switch state (Goyal et al., NSDI 2022, §3.3).
+//! - [`aquarius`]: Aquarius's contribution-aware pausing and opportunistic re-assigning (Li et al., APNet
+//!   2023, Algorithms 1 and 2, §3.2-3.3).
 //! - [`expresspass`]: ExpressPass's credit feedback loop and credit rate limiter (Cho et al., SIGCOMM 2017).
 //! - [`homa`]: Homa's priority levels and receiver grant scheduler (Montazeri et al., SIGCOMM 2018).
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
@@ -18,6 +20,7 @@
 //! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
 //! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
 
+pub mod aquarius;
 pub mod bfc;
 pub mod catalog;
 pub mod cc;

@@ -4,6 +4,7 @@ use bfcsim_core::{Bytes, Time};
 use bfcsim_net::ecn::{MarkPoint, Red, SharedEcn};
 use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
+use bfcsim_schemes::aquarius::AquariusConfig;
 use bfcsim_schemes::bfc::BfcConfig;
 use bfcsim_schemes::expresspass::ExpressPassConfig;
 use bfcsim_schemes::homa::HomaConfig;
@@ -262,11 +263,14 @@ pub enum FlowControl {
     ExpressPass(ExpressPassConfig),
     /// Homa (Montazeri et al., SIGCOMM 2018): unscheduled bytes and receiver grants at network priorities.
     Homa(HomaConfig),
+    /// Aquarius (Li et al., APNet 2023): per-flow pausing inside shared queues and opportunistic re-assigning.
+    Aquarius(AquariusConfig),
 }
 
 impl bfcsim_core::tagged::Tagged for FlowControl {
     const TAG: &'static str = "kind";
-    const VARIANTS: &'static [&'static str] = &["none", "bfc", "pfc", "expresspass", "homa"];
+    const VARIANTS: &'static [&'static str] =
+        &["none", "bfc", "pfc", "expresspass", "homa", "aquarius"];
     const DEFAULT: &'static str = "none";
     fn from_variant<'de, D: serde::Deserializer<'de>>(
         name: &str,
@@ -278,6 +282,7 @@ impl bfcsim_core::tagged::Tagged for FlowControl {
             "pfc" => PfcConfig::deserialize(rest).map(FlowControl::Pfc),
             "expresspass" => ExpressPassConfig::deserialize(rest).map(FlowControl::ExpressPass),
             "homa" => HomaConfig::deserialize(rest).map(FlowControl::Homa),
+            "aquarius" => AquariusConfig::deserialize(rest).map(FlowControl::Aquarius),
             _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
         }
     }
@@ -303,6 +308,7 @@ impl FlowControl {
             FlowControl::Pfc(_) => "pfc",
             FlowControl::ExpressPass(_) => "expresspass",
             FlowControl::Homa(_) => "homa",
+            FlowControl::Aquarius(_) => "aquarius",
         }
     }
 
@@ -315,15 +321,16 @@ impl FlowControl {
                 self.name()
             ));
         }
-        if matches!(self, FlowControl::Bfc(_)) && !switch.ack_priority {
-            return Err(
-                "flow_control.kind = \"bfc\" assigns queues to data packets: leave switch.ack_priority = true"
-                    .into(),
-            );
+        if matches!(self, FlowControl::Bfc(_) | FlowControl::Aquarius(_)) && !switch.ack_priority {
+            return Err(format!(
+                "flow_control.kind = \"{}\" assigns queues to data packets: leave switch.ack_priority = true",
+                self.name()
+            ));
         }
         match self {
             FlowControl::None => Ok(()),
             FlowControl::Bfc(c) => c.validate(),
+            FlowControl::Aquarius(c) => c.validate(),
             FlowControl::Pfc(c) => {
                 if switch.ports_per_pool != 0 || switch.pool_size.is_some() {
                     return Err(

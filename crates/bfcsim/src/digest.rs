@@ -25,6 +25,11 @@ pub const LONG_ABOVE: u64 = 3_000_000;
 pub const SMALL_UP_TO: u64 = 100_000;
 /// BCC §V-B's large flows are larger than this.
 pub const LARGE_ABOVE: u64 = 10_000_000;
+/// Aquarius §4's large flows are larger than this (its short flows are BFC's, < [`SHORT_BELOW`]).
+pub const BIG_ABOVE: u64 = 1_000_000;
+/// The largest flows of the Web Server distribution, which ends at 1 MB (so that none is above
+/// [`BIG_ABOVE`]), are larger than this: the stand-in for Aquarius §4's large flows.
+pub const TOP_ABOVE: u64 = 500_000;
 /// Points kept of the buffer-occupancy CDF (evenly spaced in probability).
 const CDF_POINTS: usize = 200;
 
@@ -92,6 +97,10 @@ pub struct FlowSet {
     /// Completion times by BCC's size classes (absent from digests of older versions).
     #[serde(default)]
     pub fct: Fct,
+    /// Mean over the finished flows of size / FCT, Gb/s: each flow's average throughput (Aquarius Fig. 5;
+    /// absent from digests of older versions).
+    #[serde(default)]
+    pub goodput_gbps: Option<f64>,
 }
 
 /// Flow completion times in nanoseconds by BCC §V-B's size classes, whose figures give the small flows' 99th
@@ -106,6 +115,15 @@ pub struct Fct {
     pub large: Option<Stats>,
     /// Every finished flow.
     pub all: Option<Stats>,
+    /// Flows below [`SHORT_BELOW`] (Aquarius §4's short flows; absent from digests of older versions).
+    #[serde(default)]
+    pub short: Option<Stats>,
+    /// Flows above [`BIG_ABOVE`] (Aquarius §4's large flows; absent from digests of older versions).
+    #[serde(default)]
+    pub big: Option<Stats>,
+    /// Flows above [`TOP_ABOVE`] (absent from digests of older versions).
+    #[serde(default)]
+    pub top: Option<Stats>,
 }
 
 impl Fct {
@@ -122,6 +140,9 @@ impl Fct {
             medium: Stats::of(fcts(&|s| s > SMALL_UP_TO && s <= LARGE_ABOVE)),
             large: Stats::of(fcts(&|s| s > LARGE_ABOVE)),
             all: Stats::of(fcts(&|_| true)),
+            short: Stats::of(fcts(&|s| s < SHORT_BELOW)),
+            big: Stats::of(fcts(&|s| s > BIG_ABOVE)),
+            top: Stats::of(fcts(&|s| s > TOP_ABOVE)),
         }
     }
 }
@@ -168,6 +189,13 @@ impl FlowSet {
             long: Stats::of(slowdowns(&|s| s > LONG_ABOVE)),
             all: Stats::of(slowdowns(&|_| true)),
             fct: Fct::new(records),
+            goodput_gbps: {
+                let rates: Vec<f64> = records
+                    .iter()
+                    .filter_map(|r| Some(r.size.0 as f64 * 8.0 / r.fct()?.ps() as f64 * 1e3))
+                    .collect();
+                (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64)
+            },
         }
     }
 }

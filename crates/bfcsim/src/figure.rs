@@ -52,9 +52,13 @@
 //! `single-delay.p99`, `core.up.p50|p99` and `core.down.p50|p99` (Homa's scheduled packets into and out of the
 //! core, BFC Table 2), `idle`, `drops`, `loss`, `timeouts`, `unfinished`, `retx`, `collisions`; and flow
 //! completion times in ns by BCC §V-B's size classes, `fct.small.p99`, `fct.medium.avg`, `fct.large.avg`,
-//! `fct.all.avg` (with the same flow-set prefixes). `loss` is BCC §III-C's packet loss rate (data packets dropped
-//! over data packets sent); `loss.queues` counts as the BCC authors' ns-2 queues do (every packet dropped over
-//! every packet arriving at a queue, ACKs included; [`bfcsim_metrics::Summary::queue_loss_rate`]).
+//! `fct.all.avg` (with the same flow-set prefixes), and by Aquarius §4's, `fct.short.p99` (< 3 KB) and
+//! `fct.big.avg` (> 1 MB), and `fct.top.avg` (> 500 KB: the Web Server distribution ends at 1 MB, so its
+//! largest flows stand in for Aquarius's large ones); `[SET:]goodput` is the mean over a set's finished flows of
+//! size / FCT in Gb/s (Aquarius Fig. 5's average throughput per flow). `loss` is BCC §III-C's packet loss rate
+//! (data packets dropped over data packets sent); `loss.queues` counts as the BCC authors' ns-2 queues do (every
+//! packet dropped over every packet arriving at a queue, ACKs included;
+//! [`bfcsim_metrics::Summary::queue_loss_rate`]).
 //!
 //! A `metric` plot with `over = "LABEL"` divides each series' value by that series' value at the same axis
 //! point, as papers that normalise to a baseline draw (BCC Figs. 3 and 9-13); claims do the same with `over`.
@@ -382,6 +386,13 @@ pub enum FctClass {
     Large,
     /// All.
     All,
+    /// < 3 KB (Aquarius §4's short flows).
+    Short,
+    /// Above 1 MB (Aquarius §4's large flows).
+    Big,
+    /// Above 500 KB: the largest flows of a distribution that ends at 1 MB (Web Server's), standing in for
+    /// Aquarius §4's large flows.
+    Top,
 }
 
 impl FctClass {
@@ -391,6 +402,9 @@ impl FctClass {
             "medium" => Some(FctClass::Medium),
             "large" => Some(FctClass::Large),
             "all" => Some(FctClass::All),
+            "short" => Some(FctClass::Short),
+            "big" => Some(FctClass::Big),
+            "top" => Some(FctClass::Top),
             _ => None,
         }
     }
@@ -401,6 +415,9 @@ impl FctClass {
             FctClass::Medium => f.medium,
             FctClass::Large => f.large,
             FctClass::All => f.all,
+            FctClass::Short => f.short,
+            FctClass::Big => f.big,
+            FctClass::Top => f.top,
         }
     }
 
@@ -410,6 +427,9 @@ impl FctClass {
             FctClass::Medium => "flows 100KB-10MB",
             FctClass::Large => "flows > 10MB",
             FctClass::All => "all flows",
+            FctClass::Short => "flows < 3KB",
+            FctClass::Big => "flows > 1MB",
+            FctClass::Top => "flows > 500KB",
         }
     }
 }
@@ -447,6 +467,8 @@ pub enum Metric {
     Utilization(String),
     /// Mean throughput of the long-lived flows, as a fraction of their link.
     Throughput,
+    /// Mean over a flow set's finished flows of size / FCT, Gb/s.
+    Goodput(String),
     /// p99 queuing delay of one-packet flows' packets per switch hop, ns.
     SingleDelay,
     /// Queuing delay of Homa's scheduled packets at ports into the core (`down` false) or out of it, ns: median
@@ -482,7 +504,7 @@ impl Metric {
         let bad = || {
             format!(
                 "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, \
-                 [SET:]fct.small|medium|large|all.avg|p50|p95|p99|max, buffer.p50|p99|max, paused.mean|max, \
+                 [SET:]fct.small|medium|large|all|short|big.avg|p50|p95|p99|max, [SET:]goodput, buffer.p50|p99|max, paused.mean|max, \
                  active.mean|p99|above32, util.SET, throughput, single-delay.p99, core.up|down.p50|p99, idle, \
                  drops, loss, loss.queues, timeouts, unfinished, retx or collisions)"
             )
@@ -520,6 +542,12 @@ impl Metric {
         }
         if let Some(set) = text.strip_prefix("util.") {
             return Ok(Metric::Utilization(set.to_string()));
+        }
+        if text == "goodput" {
+            return Ok(Metric::Goodput("non-incast".into()));
+        }
+        if let Some(set) = text.strip_suffix(":goodput") {
+            return Ok(Metric::Goodput(set.to_string()));
         }
         let (set, rest) = match text.rsplit_once(':') {
             Some((set, rest)) => (set, rest),
@@ -581,6 +609,7 @@ impl Metric {
             Metric::Utilization(set) => d.utilization.get(set).copied(),
             Metric::Throughput => (!d.throughput.is_empty())
                 .then(|| d.throughput.iter().sum::<f64>() / d.throughput.len() as f64),
+            Metric::Goodput(set) => d.set(set)?.goodput_gbps,
             Metric::SingleDelay => d.single_packet_delay_p99_ns,
             Metric::CoreDelay { down, stat } => d.core_delay.map(|c| {
                 let (p50, p99) = if *down { c.down } else { c.up };
@@ -643,6 +672,8 @@ impl Metric {
             Metric::ActiveAbove32 => "fraction of samples with > 32 active flows".into(),
             Metric::Utilization(set) => format!("utilization of {set}"),
             Metric::Throughput => "long-lived flow throughput (of its link)".into(),
+            Metric::Goodput(set) if set == "non-incast" => "average flow throughput (Gb/s)".into(),
+            Metric::Goodput(set) => format!("average throughput of {set} (Gb/s)"),
             Metric::SingleDelay => "p99 queuing delay of one-packet flows".into(),
             Metric::CoreDelay { down, stat } => format!(
                 "{} queuing delay of scheduled packets {}",

@@ -124,6 +124,12 @@ pub const PRESETS: &[Preset] = &[
         config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\n[switch]\nqueues_per_port = 32\n",
     },
     Preset {
+        name: "aquarius",
+        summary: "Aquarius (Li et al. 2023): contribution-aware pausing of single flows in shared queues and \
+                  opportunistic re-assigning to a reserved queue (Alg. 1-2, §3.2-3.3); 8 data queues, no end-to-end CC",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"aquarius\"\n[switch]\nqueues_per_port = 8\n",
+    },
+    Preset {
         name: "bfc-single",
         summary: "BFC's backpressure with every flow in one queue, like PFC (BFC §6.1 'BFC + single')",
         config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nassignment = \"single\"\n\
@@ -271,6 +277,10 @@ pub fn describe() -> String {
         (
             "Homa's priorities and grants (Montazeri et al. 2018)",
             FlowControl::Homa(Default::default()),
+        ),
+        (
+            "Aquarius (Li et al. 2023, Alg. 1-2, §3.2-3.3)",
+            FlowControl::Aquarius(Default::default()),
         ),
     ] {
         let _ = writeln!(out, "  {:<16} {summary}", fc.name());

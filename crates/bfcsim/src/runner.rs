@@ -9,10 +9,10 @@ use serde::Serialize;
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
-    ActiveFlowsReport, BudgetReport, BufferOccupancy, CreditReport, DelayReport, FlowControlReport,
-    FlowRecord, HomaReport, Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport,
-    NodePausedReport, PathProfile, PeakRate, QueuePausedReport, Summary, SummaryConfig,
-    SwitchUsage,
+    ActiveFlowsReport, AquariusReport, BudgetReport, BufferOccupancy, CreditReport, DelayReport,
+    FlowControlReport, FlowRecord, HomaReport, Hop, Ideal, LinkUsage, LinkUtilization,
+    LongFlowReport, NodePausedReport, PathProfile, PeakRate, QueuePausedReport, Summary,
+    SummaryConfig, SwitchUsage,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
@@ -634,9 +634,9 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         resume_frames: h.resume_frames,
         refresh_frames: h.refresh_frames,
         frames_lost: h.frames_lost,
-        assignments: h.bfc.assignments,
-        queue_collisions: h.bfc.queue_collisions,
-        index_collisions: h.bfc.index_collisions,
+        assignments: h.bfc.assignments + h.aquarius.assignments,
+        queue_collisions: h.bfc.queue_collisions + h.aquarius.queue_collisions,
+        index_collisions: h.bfc.index_collisions + h.aquarius.index_collisions,
         link_paused_mean: fractions.iter().sum::<f64>() / fractions.len().max(1) as f64,
         link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
         queue_paused: QueuePausedReport::from_fractions(queue_fractions),
@@ -652,6 +652,17 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
             resends: h.homa.resends,
             core_up: DelayReport::from_ps(&h.homa.core_up),
             core_down: DelayReport::from_ps(&h.homa.core_down),
+        }),
+        aquarius: matches!(sim.params().flow_control, FlowControl::Aquarius(_)).then(|| {
+            let a = h.aquarius;
+            AquariusReport {
+                high_pauses: a.high_pauses,
+                queue_pauses: a.queue_pauses,
+                reassigns: a.reassigns,
+                rsv_allocations: a.rsv_allocations,
+                rsv_unavailable: a.rsv_unavailable,
+                unpaused_congested: a.unpaused_congested,
+            }
         }),
     }
 }

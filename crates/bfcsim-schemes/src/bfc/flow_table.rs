@@ -5,6 +5,9 @@
 //!
 //! [`FlowTable::exact`] keys entries by flow id instead, with no collisions: the idealised per-flow state of the
 //! ideal baselines (§6.2.1), which no switch could hold.
+//!
+//! The table is generic over its entry: Aquarius (Algorithm 1) indexes its flow table the same way, by (egress
+//! port, hash of the FID), with entries of its own ([`crate::aquarius`]).
 
 use std::collections::HashMap;
 
@@ -21,34 +24,46 @@ pub struct Entry {
     pub touched: Time,
 }
 
+/// What a flow table holds per entry.
+pub trait Slot: Copy + Default {
+    /// The entry's flows have no packets in the switch: the exact table forgets it.
+    fn idle(&self) -> bool;
+}
+
+impl Slot for Entry {
+    fn idle(&self) -> bool {
+        self.size == 0
+    }
+}
+
 /// Where an entry lives: an index into the hashed array, or a flow key of the exact table.
 pub type EntryKey = u64;
 
 /// The flow table of one switch.
 #[derive(Clone, Debug)]
-pub enum FlowTable {
+pub enum FlowTable<E = Entry> {
     /// `per_port` entries for each egress port, indexed by a hash of the flow id (§3.3.1).
     Hashed {
         /// Entries per egress port.
         per_port: u64,
         /// All entries, port-major.
-        entries: Vec<Entry>,
+        entries: Vec<E>,
     },
     /// One entry per (egress port, flow) while the flow has packets in the switch.
-    Exact(HashMap<u64, Entry>),
+    Exact(HashMap<u64, E>),
 }
 
-impl FlowTable {
+impl<E: Slot> FlowTable<E> {
     /// A hashed table with `per_port` entries for each of `ports` egress ports.
-    pub fn hashed(ports: usize, per_port: u64) -> FlowTable {
+    pub fn hashed(ports: usize, per_port: u64) -> FlowTable<E> {
         FlowTable::Hashed {
             per_port: per_port.max(1),
-            entries: vec![Entry::default(); ports * per_port.max(1) as usize],
+            entries: vec![E::default(); ports * per_port.max(1) as usize],
         }
     }
 
     /// An exact table (no index collisions).
-    pub fn exact() -> FlowTable {
+    pub fn exact() -> FlowTable<E> {
         FlowTable::Exact(HashMap::new())
     }
 
@@ -65,7 +80,7 @@ impl FlowTable {
 
     /// The entry at `key` (a fresh, empty one if the exact table has none).
     #[inline]
-    pub fn get(&self, key: EntryKey) -> Entry {
+    pub fn get(&self, key: EntryKey) -> E {
         match self {
             FlowTable::Hashed { entries, .. } => entries[key as usize],
             FlowTable::Exact(map) => map.get(&key).copied().unwrap_or_default(),
@@ -74,11 +89,11 @@ impl FlowTable {
 
     /// Stores `entry` at `key`; the exact table forgets entries with no packets in the switch.
     #[inline]
-    pub fn set(&mut self, key: EntryKey, entry: Entry) {
+    pub fn set(&mut self, key: EntryKey, entry: E) {
         match self {
             FlowTable::Hashed { entries, .. } => entries[key as usize] = entry,
             FlowTable::Exact(map) => {
-                if entry.size == 0 {
+                if entry.idle() {
                     map.remove(&key);
                 } else {
                     map.insert(key, entry);
@@ -102,7 +117,7 @@ mod tests {
 
     #[test]
     fn hashed_keys_stay_within_their_port() {
-        let t = FlowTable::hashed(3, 100);
+        let t = FlowTable::<Entry>::hashed(3, 100);
         for hash in [0u32, 1, u32::MAX / 2, u32::MAX] {
             for port in 0..3u16 {
                 let k = t.key(port, hash, 0);
@@ -116,7 +131,7 @@ mod tests {
 
     #[test]
     fn exact_table_keys_by_flow_and_forgets_idle_entries() {
-        let mut t = FlowTable::exact();
+        let mut t = FlowTable::<Entry>::exact();
         let (a, b) = (t.key(0, 5, 1), t.key(0, 5, 2));
         assert_ne!(a, b);
         t.set(

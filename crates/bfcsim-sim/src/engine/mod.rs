@@ -332,6 +332,9 @@ pub struct Counters {
     pub timeouts: u64,
     /// Data packets delivered whose bytes the receiver already had (unneeded retransmissions).
     pub duplicates: u64,
+    /// Data packets that reached their receiver ahead of a byte it still lacked: reordered in the network, or
+    /// behind a lost packet. Zero in a run without drops means every flow's packets arrived in order.
+    pub out_of_order: u64,
 }
 
 bfcsim_core::add_fields!(Counters {
@@ -349,6 +352,7 @@ bfcsim_core::add_fields!(Counters {
     retransmits,
     timeouts,
     duplicates,
+    out_of_order,
 });
 
 /// One switch queue as [`Shard::port_queues`] sees it.
@@ -876,6 +880,12 @@ impl Shard {
         } else {
             w.rate.tx_time(Bytes(size as u64))
         };
+        debug_assert!(
+            self.now >= w.busy_until,
+            "port {port:?} starts a packet at {} while sending until {}",
+            self.now,
+            w.busy_until
+        );
         let end = self.now + tx;
         w.busy_until = end;
         let arrive = end + w.delay;
@@ -1411,6 +1421,7 @@ impl Shard {
         if p.seq + (p.payload as u64) <= receiver.rcv_nxt() {
             self.counters.duplicates += 1;
         } else {
+            self.counters.out_of_order += u64::from(p.seq > receiver.rcv_nxt());
             self.progress += 1;
         }
         let reply = receiver.handle_data(p.seq, p.payload, p.ce);
@@ -1824,6 +1835,18 @@ impl Shard {
     /// The data queue index of class `class`'s first queue at switch ports.
     pub fn data_queue(&self, class: u8) -> usize {
         self.data_base + class as usize * self.queues_per_class as usize
+    }
+
+    /// The data queues of class `class` at switch ports (BFC App. A.3: classes own disjoint queues).
+    fn class_queues(&self, class: u8) -> std::ops::Range<u16> {
+        let class = (class as u64).min(self.params.switch.classes as u64 - 1);
+        let first = self.data_base as u64 + class * self.queues_per_class;
+        first as u16..(first + self.queues_per_class) as u16
+    }
+
+    /// The priority level of a class whose data queues are `queues` ([`Shard::class_queues`]).
+    fn class_level(&self, queues: &std::ops::Range<u16>) -> usize {
+        self.data_base + (queues.start as usize - self.data_base) / self.queues_per_class as usize
     }
 
     /// The switch queue a packet of class `class` and 5-tuple hash `hash` joins: its class's queues are shared

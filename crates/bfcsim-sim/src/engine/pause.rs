@@ -178,6 +178,8 @@ pub struct HopStats {
     pub credits: bfcsim_schemes::expresspass::CreditStats,
     /// Homa's grants, RESENDs and core queuing delays.
     pub homa: bfcsim_schemes::homa::HomaStats,
+    /// Aquarius's switch counts, summed over switches.
+    pub aquarius: bfcsim_schemes::aquarius::AquariusStats,
 }
 
 impl std::ops::Add for HopStats {
@@ -194,6 +196,7 @@ impl std::ops::Add for HopStats {
             bfc: self.bfc + o.bfc,
             credits: self.credits + o.credits,
             homa: self.homa + o.homa,
+            aquarius: self.aquarius + o.aquarius,
         }
     }
 }
@@ -307,6 +310,20 @@ impl Shard {
         sp: u32,
         queues: impl IntoIterator<Item = (usize, bool)>,
     ) {
+        if self.set_queues_paused(sp, queues) {
+            self.kick(port);
+        }
+    }
+
+    /// [`Shard::set_port_paused`] without serving the port: for a change made while the port is sending (a
+    /// scheme's `dequeued`), where kicking it would put a second packet on the wire before the first one's
+    /// transmission is accounted; the sender looks for a ready queue after `dequeued` and wakes for it. Returns
+    /// whether a queue was resumed.
+    pub(super) fn set_queues_paused(
+        &mut self,
+        sp: u32,
+        queues: impl IntoIterator<Item = (usize, bool)>,
+    ) -> bool {
         let mut resumed = false;
         for (q, paused) in queues {
             let out = &mut self.sw_ports[sp as usize];
@@ -316,9 +333,7 @@ impl Shard {
             }
         }
         self.pause_changed(sp);
-        if resumed {
-            self.kick(port);
-        }
+        resumed
     }
 
     /// Pauses or resumes NIC queues of host `h`; flows parked on a resumed queue may send again.
@@ -365,6 +380,17 @@ impl Shard {
             nic.parked.push(id);
         }
         true
+    }
+
+    /// Queues data packet `e`, admitted into the buffer, in `queue` of its egress under a scheme that pauses:
+    /// the packet keeps its ingress (an edge of [`Shard::wait_edges`]) and the scheme's `hop_flags` until it
+    /// leaves, and the port's "link paused" clock sees the new packet.
+    pub(super) fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8) {
+        self.push_admitted(e, queue);
+        let pm = self.packets.get_mut(e.pkt);
+        pm.in_port = self.sw_ports[e.in_sp as usize].local as u16;
+        pm.hop_flags = hop_flags;
+        self.pause_changed(e.out_sp);
     }
 
     /// Keeps switch port `sp`'s "link paused" clock: packets waiting but none sendable.

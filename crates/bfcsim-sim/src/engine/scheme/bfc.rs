@@ -32,10 +32,11 @@ pub(in crate::engine) struct Bfc {
     loss_rngs: Vec<Rng>,
 }
 
-/// The egress port's queues as BFC sees them.
-struct Egress<'a> {
-    queues: &'a PortQueues,
-    level: usize,
+/// The egress port's queues as BFC (and Aquarius, which builds on its view) sees them.
+pub(super) struct Egress<'a> {
+    pub(super) queues: &'a PortQueues,
+    /// The priority level of the packet's class.
+    pub(super) level: usize,
 }
 
 impl EgressView for Egress<'_> {
@@ -137,11 +138,7 @@ impl SchemeSide for Bfc {
             sh.bfc_undo(e, &en);
             return Err(reason);
         }
-        sh.push_admitted(e, queue);
-        let pm = sh.packets.get_mut(e.pkt);
-        pm.in_port = sh.sw_ports[e.in_sp as usize].local as u16;
-        pm.hop_flags = flags(&en);
-        sh.pause_changed(e.out_sp);
+        sh.push_hop(e, queue, flags(&en));
         if let Some(signal) = en.signal {
             sh.send_signal(e.s, signal);
         }
@@ -255,12 +252,12 @@ impl Shard {
     /// BFC's enqueue operations for data packet `e`.
     fn bfc_enqueue(&mut self, e: &Entry) -> Enqueued {
         let p = &e.p;
-        let class = (p.class as u64).min(self.params.switch.classes as u64 - 1);
-        let first = self.data_base as u64 + class * self.queues_per_class;
+        let queues = self.class_queues(p.class);
         let out = &self.sw_ports[e.out_sp as usize];
         let (in_local, out_local) = (self.sw_ports[e.in_sp as usize].local, out.local);
         let n = self.topo.nodes[self.switches[e.s].node.idx()].ports.len();
         let bit = in_local as usize * n + out_local as usize;
+        let level = self.class_level(&queues);
         let Scheme::Bfc(b) = &mut self.scheme else {
             unreachable!("BFC runs")
         };
@@ -273,7 +270,7 @@ impl Shard {
             upstream_q: p.upstream_q,
             size: p.size,
             incast: p.incast,
-            queues: first as u16..(first + self.queues_per_class) as u16,
+            queues: queues.clone(),
             rate: self.wires[e.egress.idx()].rate,
             elide: b.elide[e.s]
                 .get(bit / 64)
@@ -281,7 +278,7 @@ impl Shard {
         };
         let view = Egress {
             queues: &out.queues,
-            level: self.data_base + class as usize,
+            level,
         };
         b.switches[e.s].handle_enqueue(&arrival, &view)
     }

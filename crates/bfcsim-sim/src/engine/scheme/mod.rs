@@ -37,6 +37,7 @@
 //! (`bfcsim_sim`) has a worked example. Unit-test the state machine alone (scripted inputs, no event loop),
 //! then the scheme end to end through `bfcsim_sim::Sim` (`crates/bfcsim-sim/tests`).
 
+mod aquarius;
 mod bfc;
 mod expresspass;
 mod homa;
@@ -86,7 +87,9 @@ pub(super) trait SchemeSide: Sized {
     }
 
     /// Packet `pkt` (data when `data`) left queue `queue` of switch port `sp`, whose link it is about to start
-    /// on; its buffer bytes are already released.
+    /// on; its buffer bytes are already released. The port is mid-send: a queue of `sp` resumed here must not
+    /// kick it ([`Shard::set_queues_paused`], not [`Shard::set_port_paused`]); the sender looks for a ready
+    /// queue afterwards.
     #[inline(always)]
     fn dequeued(_sh: &mut Shard, _sp: u32, _pkt: PacketId, _queue: usize, _data: bool) {}
 
@@ -210,6 +213,7 @@ schemes! { $
     Pfc => Pfc(pfc::Pfc),
     ExpressPass => ExpressPass(expresspass::ExpressPass),
     Homa => Homa(homa::Homa),
+    Aquarius => Aquarius(aquarius::Aquarius),
 }
 
 impl Shard {
