@@ -246,11 +246,14 @@ struct FlowInfo {
 
 const NO_SLOT: u32 = u32::MAX;
 
-/// What the fingerprint keeps of packet `p` starting on `port` at `now`: a hash of the time, the port (and so
-/// the node), the kind, the flow, the sequence number and the size, in one multiply and one SplitMix64 round:
-/// about 18 instructions per packet-hop, 1.5% of the main job's (cachegrind). A refresh frame's `seq` is the
-/// index of its bitmap in the sending shard's side table, which depends on the threads, so it is left out.
-#[inline]
+/// What the fingerprint keeps of packet `p` starting on `port` at `now`: a hash of when and where (the time, the
+/// port and so the node, the kind) and of what (the flow, the sequence number, the size), the two words multiplied
+/// as 128-bit numbers and the product's halves folded (wyhash's `mum`), after keying each word so that neither is
+/// zero in practice. The product's high half depends on every bit of both words, and the fold spreads it over
+/// the term the wrapping sum adds, at 7 instructions per packet-hop (a SplitMix64 round takes 16, and this runs
+/// at every hop of every run). A refresh frame's `seq` is the index of its bitmap in the sending shard's side
+/// table, which depends on the threads, so it is left out.
+#[inline(always)]
 fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
     let seq = if p.kind == PacketKind::Refresh {
         0
@@ -259,7 +262,9 @@ fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
     };
     let when_where = now.0 ^ (u64::from(port.0) << 43) ^ ((p.kind as u64) << 38);
     let what = seq ^ (u64::from(p.flow.0) << 32) ^ u64::from(p.size).rotate_right(16);
-    rng::mix64(when_where.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ what)
+    let product =
+        u128::from(when_where ^ 0xA076_1D64_78BD_642F) * u128::from(what ^ 0xE703_7ED1_A0B4_28DB);
+    (product as u64) ^ ((product >> 64) as u64)
 }
 
 /// The sending side of a running flow: its transport half, congestion controller and NIC state. It lives at
@@ -869,7 +874,9 @@ impl Shard {
     /// wire's delay (store and forward).
     #[inline]
     fn transmit(&mut self, port: PortId, pkt: PacketId) {
-        let size = self.packets.get(pkt).size;
+        let p = self.packets.get(pkt);
+        let size = p.size;
+        self.fingerprint = self.fingerprint.wrapping_add(hop_hash(self.now, port, p));
         let w = &mut self.wires[port.idx()];
         let tx = if w.ps_per_byte != 0 {
             Time(size as u64 * w.ps_per_byte)
@@ -881,9 +888,6 @@ impl Shard {
         let arrive = end + w.delay;
         w.tx_bytes += size as u64;
         self.counters.hops += 1;
-        self.fingerprint =
-            self.fingerprint
-                .wrapping_add(hop_hash(self.now, port, self.packets.get(pkt)));
         if w.remote != LOCAL {
             self.post(port, arrive, pkt);
             return;
