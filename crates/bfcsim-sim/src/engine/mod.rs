@@ -988,8 +988,9 @@ impl Shard {
     /// A packet entered switch port `in_sp`: route it, admit it into the egress queue, or drop it.
     fn switch_receive(&mut self, in_sp: u32, pkt: PacketId) {
         let s = self.sw_ports[in_sp as usize].switch as usize;
-        let p = *self.packets.get(pkt);
-        let egress = match self.scheme_route(s, &p) {
+        // Read in place; the one copy of the packet is the scheme's, in `Entry`.
+        let p = self.packets.get(pkt);
+        let egress = match self.scheme_route(s, p) {
             Some(port) => port,
             None => {
                 let sw = &mut self.switches[s];
@@ -1013,7 +1014,7 @@ impl Shard {
             out_sp,
             egress,
             pkt,
-            p,
+            p: *p,
         };
         let admitted = if control {
             self.admit_and_push(&entry, 0)
@@ -1021,8 +1022,8 @@ impl Shard {
             self.scheme_enqueue(&entry)
         };
         if let Err(reason) = admitted {
-            if self.rate.drop_notify && p.kind == PacketKind::Data {
-                self.notify_drop(&p);
+            if self.rate.drop_notify && entry.p.kind == PacketKind::Data {
+                self.notify_drop(&entry.p);
             }
             self.drop_packet(pkt, reason);
             return;
