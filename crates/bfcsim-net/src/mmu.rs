@@ -168,8 +168,10 @@ impl Mmu {
             if pool.used + extra > pool.size {
                 return Err(DropReason::PoolFull);
             }
-            let free = (pool.size - pool.used) as f64;
-            if self.shared_of(q.bytes) as f64 >= q.alpha * free {
+            // Byte counts fit in an i64, whose conversion to f64 is one instruction where a u64's is a
+            // branching sequence; the values, and so the decision, are the same.
+            let free = (pool.size - pool.used) as i64 as f64;
+            if self.shared_of(q.bytes) as i64 as f64 >= q.alpha * free {
                 return Err(DropReason::DynamicThreshold);
             }
         }
