@@ -157,8 +157,9 @@ impl Mmu {
         bytes.saturating_sub(self.reserve)
     }
 
-    /// Tries to take `bytes` for a packet entering `queue` of local `port`.
-    #[inline]
+    /// Tries to take `bytes` for a packet entering `queue` of local `port`. Always inlined: it runs for every
+    /// packet entering a switch queue.
+    #[inline(always)]
     pub fn admit(&mut self, port: usize, queue: usize, bytes: u64) -> Result<(), DropReason> {
         let qi = self.qi(port, queue);
         let q = self.queues[qi];

@@ -208,6 +208,9 @@ impl PortQueues {
     }
 
     /// Puts queue `q` in its level's ring, credited for its first turn so that joining costs no extra round.
+    /// Always inlined: a queue joins its ring whenever a packet reaches it empty, most packets at a lightly
+    /// loaded port.
+    #[inline(always)]
     fn join_ring(&mut self, q: usize) {
         let level = self.queues[q].level as usize;
         self.rings[level].push_back(q as u16);
