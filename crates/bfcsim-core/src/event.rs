@@ -15,7 +15,7 @@
 //! queue (Brown 1988) specialised to a network simulator, where almost every event is due within one link
 //! delay and one serialization of now: a ring of buckets, each `2^shift` ps wide, covers a sliding window (the
 //! horizon); a bitmap finds the next non-empty bucket; a bucket is one cache line holding up to three keys
-//! unsorted, scanned for the smallest, with a spill vector for the rare fourth and later keys. Events beyond the horizon (timeouts, far arrivals) wait in a binary heap and move into the
+//! unsorted, scanned for the smallest, with a spill heap for the fourth and later keys. Events beyond the horizon (timeouts, far arrivals) wait in a binary heap and move into the
 //! ring as the window reaches them. Pops come out in exactly key order, as from a heap.
 
 use std::cmp::Reverse;
@@ -45,8 +45,8 @@ fn tie_mask(time: Time) -> u32 {
     (time.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EVENT_BITS)) as u32
 }
 
-/// One bucket: up to [`INLINE`] keys in place; more go to a spill vector, and while it has any the inline
-/// part stays full.
+/// One bucket: up to [`INLINE`] keys in place; more go to a spill heap, and while it has any the inline part
+/// stays full.
 #[derive(Clone, Copy, Default)]
 #[repr(align(64))]
 struct Bucket {
@@ -59,9 +59,10 @@ struct Bucket {
 /// A priority queue of events keyed by (time, masked event bits, sequence).
 pub struct EventQueue<E> {
     buckets: Vec<Bucket>,
-    /// Keys beyond their bucket's inline capacity.
-    spill: Vec<Vec<u128>>,
-    /// Indices of `spill` vectors not in use (kept for reuse).
+    /// Keys beyond their bucket's inline capacity, a min-heap per bucket: a bucket can gather hundreds of keys
+    /// (per-hop flow control's frames and timers at the same instants), and each pop takes the smallest.
+    spill: Vec<BinaryHeap<Reverse<u128>>>,
+    /// Indices of `spill` heaps not in use (kept for reuse).
     spill_free: Vec<u32>,
     /// Bit i set when bucket i is non-empty.
     occupied: Box<[u64; WORDS]>,
@@ -261,19 +262,15 @@ impl<E: EventBits> EventQueue<E> {
     fn take_min_spilled(&mut self, b: usize, best: usize, limit: Time) -> Option<u128> {
         let s = self.buckets[b].spill as usize - 1;
         let spill = &mut self.spill[s];
-        let (si, &sk) = spill
-            .iter()
-            .enumerate()
-            .min_by_key(|&(_, &k)| k)
-            .expect("a spill vector in use is non-empty");
+        let Reverse(sk) = *spill.peek().expect("a spill heap in use is non-empty");
         let bucket = &mut self.buckets[b];
         let key = bucket.keys[best].min(sk);
         if (key >> 64) as u64 > limit.0 {
             return None;
         }
-        let moved = spill.swap_remove(si);
+        spill.pop();
         if key != sk {
-            bucket.keys[best] = moved;
+            bucket.keys[best] = sk;
         }
         if spill.is_empty() {
             bucket.spill = 0;
@@ -282,17 +279,17 @@ impl<E: EventBits> EventQueue<E> {
         Some(key)
     }
 
-    /// Adds `key` to full bucket `b`'s spill vector, taking one if the bucket has none.
+    /// Adds `key` to full bucket `b`'s spill heap, taking one if the bucket has none.
     #[cold]
     fn spill_push(&mut self, b: usize, key: u128) {
         if self.buckets[b].spill == 0 {
             let s = self.spill_free.pop().unwrap_or_else(|| {
-                self.spill.push(Vec::new());
+                self.spill.push(BinaryHeap::new());
                 (self.spill.len() - 1) as u32
             });
             self.buckets[b].spill = s + 1;
         }
-        self.spill[self.buckets[b].spill as usize - 1].push(key);
+        self.spill[self.buckets[b].spill as usize - 1].push(Reverse(key));
     }
 
     /// The time of the earliest pending event.
@@ -303,10 +300,11 @@ impl<E: EventBits> EventQueue<E> {
         let bucket = &self.buckets[(slot % BUCKETS as u64) as usize];
         let inline = bucket.keys[..bucket.len as usize].iter();
         let spilled = match bucket.spill {
-            0 => [].iter(),
-            s => self.spill[s as usize - 1].iter(),
+            0 => None,
+            s => self.spill[s as usize - 1].peek().map(|&Reverse(k)| k),
         };
         let key = inline
+            .copied()
             .chain(spilled)
             .min()
             .expect("a bucket in use is non-empty");

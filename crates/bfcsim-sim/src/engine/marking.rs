@@ -26,17 +26,20 @@ impl Shard {
     /// Whether RED/ECN marks a packet at `queue` of switch port `sp` now: the queue's own RED on its length, or
     /// else BCC's shared-buffer RED on the occupancy of the port's buffer pool (a packet is marked if either
     /// marks it, BCC §IV-B).
-    #[inline]
+    #[inline(always)]
     pub(super) fn ecn_marks(&mut self, sp: u32, queue: usize) -> bool {
         let out = &mut self.sw_ports[sp as usize];
         let red = &self.params.switch.ecn.red;
-        if red.should_mark(out.queues.queue_bytes(queue), &mut out.red_rng) {
-            return true;
-        }
-        // The flag sits in the parameters the caller just read; the switch's pools are touched only when on.
-        if !self.params.switch.ecn.shared.enabled {
-            return false;
-        }
+        // Inlined into the per-hop path, where the per-queue test is a compare or two; the flag sits in the
+        // parameters the caller just read, and the pools' part stays out of line, run only when on.
+        red.should_mark(out.queues.queue_bytes(queue), &mut out.red_rng)
+            || (self.params.switch.ecn.shared.enabled && self.pool_marks(sp))
+    }
+
+    /// BCC's shared-buffer RED on the occupancy of the buffer pool of switch port `sp`.
+    #[inline(never)]
+    fn pool_marks(&mut self, sp: u32) -> bool {
+        let out = &mut self.sw_ports[sp as usize];
         let sw = &self.switches[out.switch as usize];
         let pool = sw.mmu.pool_of(out.local as usize);
         sw.shared_red[pool]

@@ -246,11 +246,14 @@ struct FlowInfo {
 
 const NO_SLOT: u32 = u32::MAX;
 
-/// What the fingerprint keeps of packet `p` starting on `port` at `now`: a hash of the time, the port (and so
-/// the node), the kind, the flow, the sequence number and the size, in one multiply and one SplitMix64 round:
-/// about 18 instructions per packet-hop, 1.5% of the main job's (cachegrind). A refresh frame's `seq` is the
-/// index of its bitmap in the sending shard's side table, which depends on the threads, so it is left out.
-#[inline]
+/// What the fingerprint keeps of packet `p` starting on `port` at `now`: a hash of when and where (the time, the
+/// port and so the node, the kind) and of what (the flow, the sequence number, the size), the two words multiplied
+/// as 128-bit numbers and the product's halves folded (wyhash's `mum`), after keying each word so that neither is
+/// zero in practice. The product's high half depends on every bit of both words, and the fold spreads it over
+/// the term the wrapping sum adds, at 7 instructions per packet-hop (a SplitMix64 round takes 16, and this runs
+/// at every hop of every run). A refresh frame's `seq` is the index of its bitmap in the sending shard's side
+/// table, which depends on the threads, so it is left out.
+#[inline(always)]
 fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
     let seq = if p.kind == PacketKind::Refresh {
         0
@@ -259,7 +262,9 @@ fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
     };
     let when_where = now.0 ^ (u64::from(port.0) << 43) ^ ((p.kind as u64) << 38);
     let what = seq ^ (u64::from(p.flow.0) << 32) ^ u64::from(p.size).rotate_right(16);
-    rng::mix64(when_where.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ what)
+    let product =
+        u128::from(when_where ^ 0xA076_1D64_78BD_642F) * u128::from(what ^ 0xE703_7ED1_A0B4_28DB);
+    (product as u64) ^ ((product >> 64) as u64)
 }
 
 /// The sending side of a running flow: its transport half, congestion controller and NIC state. It lives at
@@ -870,10 +875,13 @@ impl Shard {
     // Links
 
     /// Starts serializing `pkt` on `port` now; the packet reaches the far end after its serialization and the
-    /// wire's delay (store and forward).
-    #[inline]
+    /// wire's delay (store and forward). Always inlined: out of line, saving and restoring its registers
+    /// took a third of its instructions, at every packet-hop.
+    #[inline(always)]
     fn transmit(&mut self, port: PortId, pkt: PacketId) {
-        let size = self.packets.get(pkt).size;
+        let p = self.packets.get(pkt);
+        let size = p.size;
+        self.fingerprint = self.fingerprint.wrapping_add(hop_hash(self.now, port, p));
         let w = &mut self.wires[port.idx()];
         let tx = if w.ps_per_byte != 0 {
             Time(size as u64 * w.ps_per_byte)
@@ -891,9 +899,6 @@ impl Shard {
         let arrive = end + w.delay;
         w.tx_bytes += size as u64;
         self.counters.hops += 1;
-        self.fingerprint =
-            self.fingerprint
-                .wrapping_add(hop_hash(self.now, port, self.packets.get(pkt)));
         if w.remote != LOCAL {
             self.post(port, arrive, pkt);
             return;
@@ -938,7 +943,8 @@ impl Shard {
 
     /// Asks `port` to send if it is idle, or to wake when its current packet is out. A pending wake-up
     /// already covers both cases: it fires at `busy_until` (possibly now, later in this instant's order).
-    #[inline]
+    /// Always inlined: a few compares for every packet entering a switch or a NIC, where a call cost as much.
+    #[inline(always)]
     fn kick(&mut self, port: PortId) {
         let w = &mut self.wires[port.idx()];
         if w.wake_pending {
@@ -994,8 +1000,9 @@ impl Shard {
     /// A packet entered switch port `in_sp`: route it, admit it into the egress queue, or drop it.
     fn switch_receive(&mut self, in_sp: u32, pkt: PacketId) {
         let s = self.sw_ports[in_sp as usize].switch as usize;
-        let p = *self.packets.get(pkt);
-        let egress = match self.scheme_route(s, &p) {
+        // Read in place; the one copy of the packet is the scheme's, in `Entry`.
+        let p = self.packets.get(pkt);
+        let egress = match self.scheme_route(s, p) {
             Some(port) => port,
             None => {
                 let sw = &mut self.switches[s];
@@ -1019,7 +1026,7 @@ impl Shard {
             out_sp,
             egress,
             pkt,
-            p,
+            p: *p,
         };
         let admitted = if control {
             self.admit_and_push(&entry, 0)
@@ -1027,8 +1034,8 @@ impl Shard {
             self.scheme_enqueue(&entry)
         };
         if let Err(reason) = admitted {
-            if self.rate.drop_notify && p.kind == PacketKind::Data {
-                self.notify_drop(&p);
+            if self.rate.drop_notify && entry.p.kind == PacketKind::Data {
+                self.notify_drop(&entry.p);
             }
             self.drop_packet(pkt, reason);
             return;

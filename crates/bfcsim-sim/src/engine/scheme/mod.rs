@@ -179,6 +179,9 @@ impl SchemeSide for Plain {
 macro_rules! schemes {
     ($d:tt $($config:ident => $variant:ident($side:ty)),* $(,)?) => {
         /// The running scheme and its state; matched to dispatch [`SchemeSide`] calls.
+        // An explicit tag byte: each of the seam's several calls per packet-hop reads it and jumps, where the
+        // default layout hid the tag in a niche of one variant's fields and decoded it at every call.
+        #[repr(u8)]
         pub(super) enum Scheme {
             $(
                 #[allow(missing_docs)]
