@@ -75,7 +75,7 @@ pub enum Connections {
     /// opened first, or opens another when all are busy, and starts from the state the connection's last flow
     /// left: the congestion controller's α, ssthresh and window, the window back at its initial value after
     /// an idle time longer than the RTO (ns-2's `slow_start_restart_`), and the RTT estimate. Window
-    /// controllers only (`cc.name` = `dctcp` or `none`). See `docs/FIDELITY.md` (BCC).
+    /// controllers only (`cc.name` = `dctcp` or `none`). See `docs/FIDELITY.md`, row "TCP connections".
     Persistent,
 }
 
