@@ -37,6 +37,7 @@
 //! [[plot]]
 //! kind = "metric"                         # slowdown | cdf | bars | metric
 //! metric = "long.avg"
+//! # bars only: title = "average throughput of f1 (Gb/s)"   (instead of the metric's words)
 //! [[claim]]
 //! text = "BFC-128 has a lower short-flow tail than BFC-32 at loads >= 90%"
 //! metric = "short.p99"
@@ -309,6 +310,9 @@ pub enum PlotDef {
     Bars {
         /// The metric.
         metric: String,
+        /// The chart's title and value axis instead of the metric's words (e.g. the paper's name of a flow set).
+        #[serde(default)]
+        title: Option<String>,
     },
     /// A metric against the axis, one line per series.
     Metric {
@@ -778,7 +782,7 @@ impl Figure {
             .plot
             .iter()
             .filter_map(|p| match p {
-                PlotDef::Bars { metric } | PlotDef::Metric { metric, .. } => Some(metric),
+                PlotDef::Bars { metric, .. } | PlotDef::Metric { metric, .. } => Some(metric),
                 _ => None,
             })
             .chain(def.claim.iter().map(|c| &c.metric));

@@ -549,8 +549,12 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 }
             }
         }
-        PlotDef::Bars { metric } => {
+        PlotDef::Bars {
+            metric,
+            title: named,
+        } => {
             let m = &fig.metrics[metric];
+            let words = named.clone().unwrap_or_else(|| m.words());
             for &x in &points {
                 let bars = results
                     .series_at(x)
@@ -564,9 +568,9 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 out.push((
                     format!("{}{}", slug(metric), results.point_file(x)),
                     Chart {
-                        title: title(m.words(), x),
+                        title: title(words.clone(), x),
                         x: Axis::linear("", Unit::Plain),
-                        y: Axis::linear(m.words(), m.unit()),
+                        y: Axis::linear(words.clone(), m.unit()),
                         body: Body::Bars(bars),
                         vline: None,
                     },
