@@ -65,7 +65,7 @@ pub const SCENARIOS: &[Scenario] = &[
 ];
 
 /// The scenarios of the matrix (`--all`).
-const MATRIX_SCENARIOS: &[&str] = &["clos128", "ft128", "ft1024"];
+pub const MATRIX_SCENARIOS: &[&str] = &["clos128", "ft128", "ft1024"];
 
 /// The schemes of the matrix (`--all`): the deployed end-to-end schemes (DCQCN and HPCC over PFC), BFC, and
 /// the receiver-driven ones.
@@ -128,7 +128,7 @@ impl Row {
     }
 
     fn instructions_per_hop(&self) -> Option<f64> {
-        (self.m.instructions).map(|i| i as f64 / self.m.hops.max(1) as f64)
+        self.m.instructions.map(|i| i as f64 / self.m.hops.max(1) as f64)
     }
 
     fn peak_mib(&self) -> Option<f64> {

@@ -6,10 +6,8 @@ mod common;
 
 use std::collections::HashMap;
 
+use bfcsim::bench::{CSV_HEADER, MATRIX_SCENARIOS, MATRIX_SCHEMES};
 use common::{TempDir, bfcsim_in};
-
-const SCENARIOS: &[&str] = &["clos128", "ft128", "ft1024"];
-const SCHEMES: &[&str] = &["dctcp", "bfc", "hpcc", "dcqcn", "expresspass", "homa"];
 
 #[test]
 fn the_matrix_writes_a_row_per_run() {
@@ -44,24 +42,7 @@ fn the_matrix_writes_a_row_per_run() {
         .iter()
         .map(str::to_owned)
         .collect();
-    assert_eq!(
-        header,
-        [
-            "scenario",
-            "scheme",
-            "threads",
-            "flows",
-            "events",
-            "packet_hops",
-            "wall_s",
-            "events_per_s",
-            "packet_hops_per_s",
-            "instructions_per_hop",
-            "peak_mib",
-            "sim_end_s",
-            "problem"
-        ]
-    );
+    assert_eq!(header, CSV_HEADER);
     let rows: Vec<HashMap<String, String>> = reader
         .deserialize()
         .collect::<Result<_, _>>()
@@ -72,8 +53,8 @@ fn the_matrix_writes_a_row_per_run() {
             .unwrap_or_else(|_| panic!("{column} `{}` is not a number: {r:?}", r[column]))
     };
     let mut expected = Vec::new();
-    for scenario in SCENARIOS {
-        for scheme in SCHEMES {
+    for scenario in MATRIX_SCENARIOS {
+        for scheme in MATRIX_SCHEMES {
             for threads in ["1", "2"] {
                 expected.push((
                     scenario.to_string(),
