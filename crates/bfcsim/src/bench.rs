@@ -128,7 +128,9 @@ impl Row {
     }
 
     fn instructions_per_hop(&self) -> Option<f64> {
-        self.m.instructions.map(|i| i as f64 / self.m.hops.max(1) as f64)
+        self.m
+            .instructions
+            .map(|i| i as f64 / self.m.hops.max(1) as f64)
     }
 
     fn peak_mib(&self) -> Option<f64> {
