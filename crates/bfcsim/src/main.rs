@@ -100,18 +100,42 @@ enum Command {
         #[command(flatten)]
         options: CompareOptions,
     },
-    /// Measure simulator speed on the reference scenarios (events/s, packet-hops/s, wall time, peak memory).
+    /// Measure simulator speed on the scenarios users run (events/s, packet-hops/s, wall time, peak memory).
+    ///
+    /// Per scenario, scheme and thread count: wall time, events/s, packet-hops/s (every packet, data, ACK and
+    /// control, over every link), instructions per packet-hop (where a hardware counter can be opened, else
+    /// n/a), peak memory and the simulated end, all of the simulation loop alone. Plain `bfcsim bench` runs CLOS-128 under DCTCP on one thread, then on all cores; `--all` runs the
+    /// whole matrix (clos128, ft128, ft1024 under dctcp, bfc, hpcc, dcqcn, expresspass, homa).
+    #[command(after_help = bench_scenarios())]
     Bench {
-        /// Simulated arrival window of the CLOS-128 scenario.
-        #[arg(long, default_value = "10ms")]
-        duration: String,
-        /// Also run the fabric-scaling memory check (CLOS-128 and a fabric twice its size).
+        /// Scenarios to run, comma-separated (listed below). Default: clos128 (with --all: clos128, ft128, ft1024).
+        #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+        scenario: Vec<String>,
+        /// Schemes to run each scenario under, comma-separated (any name of `bfcsim schemes`). Default: dctcp
+        /// (with --all: dctcp, bfc, hpcc, dcqcn, expresspass, homa).
+        #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+        scheme: Vec<String>,
+        /// Run the whole matrix: every scenario under every scheme above (--scenario and --scheme narrow it).
         #[arg(long)]
-        scaling: bool,
+        all: bool,
+        /// Simulated arrival window of every scenario (`workload.duration`), instead of each one's own.
+        #[arg(long, value_name = "TIME")]
+        duration: Option<String>,
         /// Thread counts to run each scenario with (`run.threads`), comma-separated. Default: 1, then the
         /// machine's core count.
         #[arg(long, value_delimiter = ',', value_parser = at_least_one)]
         threads: Vec<usize>,
+        /// Also write the rows to this CSV file (rewritten whole after each run; the source of BENCHMARKS.md's
+        /// tables).
+        #[arg(long, value_name = "FILE")]
+        csv: Option<PathBuf>,
+        /// Also run clos256, CLOS-128's fabric twice the size (memory growth).
+        #[arg(long)]
+        scaling: bool,
+        /// Measure the one run named here in this process and print it as JSON (the bench runs each run so,
+        /// in a process of its own).
+        #[arg(long, hide = true)]
+        measure: bool,
     },
     /// List every scheme with its parameters and defaults.
     Schemes,
@@ -187,6 +211,15 @@ impl Outputs {
         }
         Ok(all)
     }
+}
+
+/// `bfcsim bench --help`'s list of scenarios.
+fn bench_scenarios() -> String {
+    let mut text = String::from("Scenarios (experiment files built into bfcsim):\n");
+    for s in bfcsim::bench::SCENARIOS {
+        text += &format!("  {:<8} {}\n           {}\n", s.name, s.about, s.file);
+    }
+    text
 }
 
 /// A count of at least one (`--jobs`, `--threads`).
@@ -287,10 +320,25 @@ fn real_main() -> Result<ExitCode, String> {
             options,
         } => compare_files(&reference, &ours, &options),
         Command::Bench {
+            scenario,
+            scheme,
+            all,
             duration,
+            threads,
+            csv,
+            scaling,
+            measure,
+        } => bfcsim::bench::run(&bfcsim::bench::Options {
+            scenarios: scenario,
+            schemes: scheme,
+            all,
             scaling,
             threads,
-        } => bfcsim::bench::run(&duration, scaling, &threads).map(|()| ExitCode::SUCCESS),
+            duration,
+            csv,
+            measure,
+        })
+        .map(|()| ExitCode::SUCCESS),
         Command::Schemes => {
             print!("{}", bfcsim::presets::describe());
             Ok(ExitCode::SUCCESS)

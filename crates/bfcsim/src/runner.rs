@@ -246,11 +246,37 @@ pub struct Outcome {
     pub stalled: Option<String>,
 }
 
+/// Told when the simulation loop (what [`Outcome::wall_secs`] times) begins and ends: `bfcsim bench` counts the
+/// loop's instructions with it, so that building the engine, the ideal FCTs and the summary stay out of the
+/// count as they stay out of the time.
+pub trait LoopProbe {
+    /// Just before the first slice.
+    fn start(&mut self);
+    /// Just after the last.
+    fn stop(&mut self);
+}
+
+/// No probe.
+impl LoopProbe for () {
+    fn start(&mut self) {}
+    fn stop(&mut self) {}
+}
+
 /// Simulates `prepared` under `config`, calling `progress` after every slice.
 pub fn simulate(
     config: &ExperimentConfig,
     prepared: Prepared,
+    progress: impl FnMut(&Sim),
+) -> Result<Outcome, String> {
+    simulate_probed(config, prepared, progress, &mut ())
+}
+
+/// [`simulate`], with `probe` told when the simulation loop begins and ends.
+pub fn simulate_probed(
+    config: &ExperimentConfig,
+    prepared: Prepared,
     mut progress: impl FnMut(&Sim),
+    probe: &mut impl LoopProbe,
 ) -> Result<Outcome, String> {
     let params = SimParams {
         switch: config.switch.clone(),
@@ -332,6 +358,7 @@ pub fn simulate(
     let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
         .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
         .collect();
+    probe.start();
     let started = Instant::now();
     let warmup = config.metrics.warmup;
     // Acknowledged bytes of each long-lived flow when the measurement window opens.
@@ -392,6 +419,7 @@ pub fn simulate(
         }
     }
     let wall_secs = started.elapsed().as_secs_f64();
+    probe.stop();
     let end = sim.now();
 
     let topo = sim.topology();

@@ -179,6 +179,16 @@ fn cases() -> Vec<Case> {
         case("--jobs 0", small, &["run", "small.toml", "--jobs", "0"]),
         case("bench --threads 0", &[], &["bench", "--threads", "1,0"]),
         case(
+            "bench --scenario unknown",
+            &[],
+            &["bench", "--scenario", "clos"],
+        ),
+        case(
+            "bench --scheme unknown",
+            &[],
+            &["bench", "--scheme", "dctcp,bfcc"],
+        ),
+        case(
             "a sweep value given twice",
             small,
             &["run", "small.toml", "--sweep", "workload.load=0.5,0.5"],
