@@ -21,6 +21,7 @@ use bfcsim_core::{FlowId, FlowSpec, LogHistogram, NodeId, PortId, Rate, Time};
 use bfcsim_net::ecn::PoolMarking;
 use bfcsim_net::mmu::{DropReason, Mmu};
 use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
+use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
@@ -56,6 +57,19 @@ impl Sim {
         params: SimParams,
         threads: usize,
     ) -> Result<Sim, String> {
+        let routes = Routes::new(&topo)?;
+        Sim::with_routes(topo, routes, flows, params, threads)
+    }
+
+    /// [`Sim::with_threads`] with `topo`'s routing tables already computed ([`Routes::new`]), which on a
+    /// 1024-host fat tree saves about 10^9 instructions.
+    pub fn with_routes(
+        topo: Topology,
+        routes: Routes,
+        flows: &[FlowSpec],
+        params: SimParams,
+        threads: usize,
+    ) -> Result<Sim, String> {
         // A packet reaches the far end no sooner than the link's propagation delay after it starts (into a
         // switch, its processing delay later still, which only makes the bound safe).
         let lookahead = topo
@@ -74,7 +88,13 @@ impl Sim {
                 node_shard: shared.clone(),
                 shards,
             };
-            built.push(Shard::new(topo.clone(), flows, params.clone(), own)?);
+            built.push(Shard::new(
+                topo.clone(),
+                routes.clone(),
+                flows,
+                params.clone(),
+                own,
+            )?);
         }
         let done = flows.is_empty();
         Ok(Sim {

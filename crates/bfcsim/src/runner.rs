@@ -29,6 +29,8 @@ use crate::load::{Pattern, load_basis};
 pub struct Prepared {
     /// The topology.
     pub topology: Topology,
+    /// Its routing tables, computed once for the workload's load basis and the engine.
+    pub routes: Routes,
     /// Flows sorted by start time.
     pub flows: Vec<FlowSpec>,
     /// The long-lived flows among them (`[[workload.long_lived]]`), whose throughput is reported.
@@ -69,12 +71,13 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
             let file = load_flow_file(base.join(&f.file), &is_host).map_err(|e| e.to_string())?;
             Prepared {
                 topology,
+                routes,
                 flows: file.flows,
                 long_lived: Vec::new(),
                 plan: None,
             }
         }
-        None => synthetic(config, base, topology, &routes, &fabric)?,
+        None => synthetic(config, base, topology, routes, &fabric)?,
     };
     let flows = Demand {
         flows: prepared.flows.len() as f64,
@@ -101,7 +104,7 @@ fn synthetic(
     config: &ExperimentConfig,
     base: &Path,
     topology: Topology,
-    routes: &Routes,
+    routes: Routes,
     fabric: &Demand,
 ) -> Result<Prepared, String> {
     let spec = config
@@ -125,7 +128,7 @@ fn synthetic(
         },
     };
     let basis = if spec.needs_load_basis() {
-        Some(load_basis(&topology, routes, &set, pattern)?)
+        Some(load_basis(&topology, &routes, &set, pattern)?)
     } else {
         None
     };
@@ -205,6 +208,7 @@ fn synthetic(
     let plan = offered.join(", ");
     Ok(Prepared {
         topology,
+        routes,
         flows,
         long_lived,
         plan: Some(plan),
@@ -287,6 +291,7 @@ pub fn simulate_probed(
     };
     let Prepared {
         topology,
+        routes,
         flows,
         long_lived,
         ..
@@ -299,7 +304,7 @@ pub fn simulate_probed(
         .max_time
         .unwrap_or(last.saturating_add(Time::from_secs(1)));
     let interval = config.run.sample_interval;
-    let mut sim = Sim::with_threads(topology, &flows, params, config.run.threads)?;
+    let mut sim = Sim::with_routes(topology, routes, &flows, params, config.run.threads)?;
     // Start times, to tell a stuck run from one waiting for its next flow.
     let starts: Vec<Time> = flows.iter().map(|f| f.start).collect();
     // The engine keeps its own copy of every flow.

@@ -430,9 +430,11 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// Builds the network and schedules the flows (which must be sorted by start time).
+    /// Builds the network and schedules the flows (which must be sorted by start time); `routes` are
+    /// `topo`'s.
     pub(crate) fn new(
         topo: Topology,
+        routes: Routes,
         flows: &[FlowSpec],
         params: SimParams,
         own: Ownership,
@@ -455,7 +457,6 @@ impl Shard {
                 1u32 << PORT_BITS
             ));
         }
-        let routes = Routes::new(&topo)?;
         let sw = &params.switch;
         let total_q = sw.total_queues();
         let data_base = usize::from(sw.control_priority);
@@ -716,6 +717,12 @@ impl Shard {
     /// longest-path pass over the routing DAG towards each destination, nearest nodes first.
     fn max_one_way(&self, size: Bytes) -> Vec<Time> {
         let mut latency = vec![Time::ZERO; self.topo.nodes.len()];
+        // Each port's serialization plus propagation, computed once rather than once per destination.
+        let hop: Vec<Time> = self
+            .wires
+            .iter()
+            .map(|w| w.rate.tx_time(size) + w.delay)
+            .collect();
         (0..self.hosts.len() as u32)
             .map(|d| {
                 for v in self.routes.nodes_towards(d) {
@@ -723,10 +730,7 @@ impl Shard {
                         .routes
                         .next_hops(v, d)
                         .iter()
-                        .map(|&p| {
-                            let w = &self.wires[p.idx()];
-                            w.rate.tx_time(size) + w.delay + latency[self.topo.peer_node(p).idx()]
-                        })
+                        .map(|&p| hop[p.idx()] + latency[self.topo.peer_node(p).idx()])
                         .max()
                         .unwrap_or(Time::ZERO);
                 }
