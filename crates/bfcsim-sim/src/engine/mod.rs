@@ -973,6 +973,10 @@ impl Shard {
         }
     }
 
+    /// A packet reached the far end of `port`'s wire: hand it to the device there. Always inlined into the event
+    /// loop: with six schemes behind the seam's dispatch, the inliner left it out of line (1.48e9 instructions
+    /// of its own on the 1 ms bench, 1.7% more in all than inline).
+    #[inline(always)]
     fn deliver(&mut self, port: PortId) {
         let w = &mut self.wires[port.idx()];
         let (_, pkt) = w
