@@ -741,10 +741,12 @@ impl Shard {
     }
 
     /// The ports a packet with 5-tuple hash `hash` crosses from host index `src` to host index `dst` under
-    /// flow-level ECMP.
-    fn path_by_hash(&self, src: u32, dst: u32, hash: u64) -> Vec<PortId> {
-        let mut path = vec![self.hosts[src as usize].port];
-        let mut node = self.topo.peer_node(path[0]);
+    /// flow-level ECMP, written into `path` (cleared first).
+    fn path_by_hash(&self, src: u32, dst: u32, hash: u64, path: &mut Vec<PortId>) {
+        path.clear();
+        let first = self.hosts[src as usize].port;
+        path.push(first);
+        let mut node = self.topo.peer_node(first);
         while self.switch_of_node[node.idx()] != u32::MAX {
             let sw = &self.switches[self.switch_of_node[node.idx()] as usize];
             let p = self
@@ -753,16 +755,15 @@ impl Shard {
             path.push(p);
             node = self.topo.peer_node(p);
         }
-        path
     }
 
-    /// The forward (data) and reverse (ACK) paths of flow `id` under flow-level ECMP, as ports in order.
-    pub fn flow_paths(&self, id: FlowId) -> (Vec<PortId>, Vec<PortId>) {
+    /// The forward (data) and reverse (ACK) paths of flow `id` under flow-level ECMP, as ports in order,
+    /// written into `fwd` and `rev` (cleared first; reusing them saves two allocations per flow where every
+    /// flow's paths are wanted, as for the ideal FCTs).
+    pub fn flow_paths_into(&self, id: FlowId, fwd: &mut Vec<PortId>, rev: &mut Vec<PortId>) {
         let f = &self.flows[id.idx()];
-        (
-            self.path_by_hash(f.src_host, f.dst_host, f.hash),
-            self.path_by_hash(f.dst_host, f.src_host, f.rev_hash),
-        )
+        self.path_by_hash(f.src_host, f.dst_host, f.hash, fwd);
+        self.path_by_hash(f.dst_host, f.src_host, f.rev_hash, rev);
     }
 
     /// Rate and delay (propagation plus the receiving switch's processing delay) of the link leaving `port`.
