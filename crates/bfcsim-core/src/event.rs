@@ -73,6 +73,9 @@ pub struct EventQueue<E> {
     shift: u32,
     in_ring: usize,
     far: BinaryHeap<Reverse<u128>>,
+    /// The ring slot (time >> shift) of `far`'s earliest key, `u64::MAX` when `far` is empty: moving the window
+    /// (at about every other pop) compares it instead of peeking into the heap.
+    far_slot: u64,
     seq: u64,
     _event: std::marker::PhantomData<E>,
 }
@@ -107,6 +110,7 @@ impl<E: EventBits> EventQueue<E> {
             shift: width.trailing_zeros(),
             in_ring: 0,
             far: BinaryHeap::new(),
+            far_slot: u64::MAX,
             seq: 0,
             _event: std::marker::PhantomData,
         }
@@ -146,13 +150,23 @@ impl<E: EventBits> EventQueue<E> {
             self.summary[b / 4096] |= 1 << (b / 64 % 64);
             self.in_ring += 1;
         } else {
+            self.far_slot = self.far_slot.min(slot);
             self.far.push(Reverse(key));
         }
     }
 
     /// Moves the window to start at `slot` and pulls in the far events it now covers.
+    #[inline]
     fn advance(&mut self, slot: u64) {
         self.cur = slot;
+        if self.far_slot < slot + BUCKETS as u64 {
+            self.pull_far();
+        }
+    }
+
+    /// Moves the far events the window now covers into the ring.
+    #[cold]
+    fn pull_far(&mut self) {
         while let Some(&Reverse(k)) = self.far.peek() {
             if ((k >> 64) as u64) >> self.shift >= self.cur + BUCKETS as u64 {
                 break;
@@ -160,6 +174,10 @@ impl<E: EventBits> EventQueue<E> {
             self.far.pop();
             self.insert(k);
         }
+        self.far_slot = self
+            .far
+            .peek()
+            .map_or(u64::MAX, |&Reverse(k)| ((k >> 64) as u64) >> self.shift);
     }
 
     /// The first non-empty bucket at or after the window's start, as an absolute slot.
