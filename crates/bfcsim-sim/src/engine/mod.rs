@@ -1782,14 +1782,17 @@ impl Shard {
         } else {
             Some(w.sending_flow).filter(|&f| f != u32::MAX)
         };
-        let mut flows: Vec<u32> = self.sw_ports[sp as usize]
-            .queues
-            .iter()
-            .map(|id| self.packets.get(id))
-            .filter(|p| p.kind == PacketKind::Data)
-            .map(|p| p.flow.0)
-            .chain(sending)
-            .collect();
+        // One allocation of the right size and a plain loop: the sampler calls this for every switch port, and
+        // a chained iterator collected into a growing vector cost more than the sort.
+        let queues = &self.sw_ports[sp as usize].queues;
+        let mut flows = Vec::with_capacity(queues.len() + 1);
+        for id in queues.iter() {
+            let p = self.packets.get(id);
+            if p.kind == PacketKind::Data {
+                flows.push(p.flow.0);
+            }
+        }
+        flows.extend(sending);
         flows.sort_unstable();
         flows.dedup();
         Some(flows.len() as u32)
