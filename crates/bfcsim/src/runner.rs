@@ -557,7 +557,7 @@ fn ideal_fcts(
             let path = scratch.profile(sim, id, racks);
             let (spec, ..) = sim.flow(id);
             let fct = |ideal: Ideal| {
-                ideal.fct(&path, &format, spec.size).ok_or_else(|| {
+                ideal.fct(path, &format, spec.size).ok_or_else(|| {
                     let slowest = path.hops.iter().map(|h| h.rate).min().expect("a path has hops");
                     let source = match &config.flows {
                         Some(f) => f.file.display().to_string(),

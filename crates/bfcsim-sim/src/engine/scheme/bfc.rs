@@ -67,7 +67,7 @@ fn refresh(sh: &mut Shard, port: PortId, want: &[u64]) {
     match sh.wires[port.idx()].owner {
         Owner::Switch(sp) => {
             let queues = &sh.sw_ports[sp as usize].queues;
-            let changed = changed_queues(want, sh.data_base as usize..queues.count(), |w| {
+            let changed = changed_queues(want, sh.data_base..queues.count(), |w| {
                 queues.paused_word(w)
             });
             sh.set_port_paused(port, sp, changed);
