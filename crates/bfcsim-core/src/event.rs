@@ -265,11 +265,15 @@ impl<E: EventBits> EventQueue<E> {
     fn take_min(&mut self, b: usize, limit: Time) -> Option<u128> {
         let bucket = &mut self.buckets[b];
         let n = bucket.len as usize;
+        // The smallest of the 1 to 3 inline keys, unrolled (a loop up to `n` bounds-checked every read).
+        const { assert!(INLINE == 3, "the scan below reads three inline keys") };
+        let keys = &bucket.keys;
         let mut best = 0;
-        for i in 1..n {
-            if bucket.keys[i] < bucket.keys[best] {
-                best = i;
-            }
+        if n > 1 && keys[1] < keys[0] {
+            best = 1;
+        }
+        if n > 2 && keys[2] < keys[best] {
+            best = 2;
         }
         if bucket.spill != 0 {
             return self.take_min_spilled(b, best, limit);
