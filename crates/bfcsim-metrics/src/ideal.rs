@@ -41,7 +41,7 @@ pub struct Hop {
 }
 
 /// The route of a flow as the ideal-FCT formulas need it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PathProfile {
     /// Hops from the sender's NIC to the receiver, in order (at least one).
     pub hops: Vec<Hop>,

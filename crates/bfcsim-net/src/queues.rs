@@ -252,6 +252,12 @@ impl PortQueues {
         self.bits[q / 64].paused >> (q % 64) & 1 == 1
     }
 
+    /// The paused bits of queues `64 w` to `64 w + 63` (bit `i`: queue `64 w + i`).
+    #[inline]
+    pub fn paused_word(&self, w: usize) -> u64 {
+        self.bits[w].paused
+    }
+
     /// An empty queue in `range` that is not paused, the first at or after `start` in circular order (BFC
     /// §3.3.1's bitmap of empty queues, searched from a rotating start as on Tofino2, §4).
     pub fn first_empty(&self, range: std::ops::Range<usize>, start: usize) -> Option<usize> {

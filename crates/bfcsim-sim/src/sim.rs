@@ -412,7 +412,14 @@ impl Sim {
     }
     /// The forward (data) and reverse (ACK) paths of flow `id` under flow-level ECMP, as ports in order.
     pub fn flow_paths(&self, id: FlowId) -> (Vec<PortId>, Vec<PortId>) {
-        self.shards[0].flow_paths(id)
+        let (mut fwd, mut rev) = (Vec::new(), Vec::new());
+        self.flow_paths_into(id, &mut fwd, &mut rev);
+        (fwd, rev)
+    }
+    /// [`Sim::flow_paths`] written into `fwd` and `rev` (cleared first), so that a caller walking every flow
+    /// reuses two vectors.
+    pub fn flow_paths_into(&self, id: FlowId, fwd: &mut Vec<PortId>, rev: &mut Vec<PortId>) {
+        self.shards[0].flow_paths_into(id, fwd, rev)
     }
     /// Rate and delay (propagation plus the receiving switch's processing delay) of the link leaving `port`.
     pub fn port_link(&self, port: PortId) -> (Rate, Time) {

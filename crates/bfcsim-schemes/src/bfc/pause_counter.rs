@@ -30,6 +30,10 @@ pub struct PauseCounter {
     counts: Vec<Vec<u32>>,
     /// Non-zero counters per ingress port.
     paused: Vec<u32>,
+    /// Per ingress port, a bit per counter set while it is non-zero, `counts[port].len().div_ceil(64)` words:
+    /// the refresh's bitmap, kept as the counters change rather than built from a scan of them at every
+    /// refresh (which was 1.7% of a BFC run's instructions).
+    bits: Vec<Vec<u64>>,
 }
 
 impl PauseCounter {
@@ -38,18 +42,22 @@ impl PauseCounter {
         PauseCounter {
             counts: vec![Vec::new(); ports],
             paused: vec![0; ports],
+            bits: vec![Vec::new(); ports],
         }
     }
 
     /// A packet from (`port`, `queue`) found its queue above the threshold. Returns the PAUSE to send on 0 → 1.
     pub fn increment(&mut self, port: u16, queue: u32) -> Option<Signal> {
         let counts = &mut self.counts[port as usize];
+        let bits = &mut self.bits[port as usize];
         if counts.len() <= queue as usize {
             counts.resize(queue as usize + 1, 0);
+            bits.resize(counts.len().div_ceil(64), 0);
         }
         let c = &mut counts[queue as usize];
         *c += 1;
         (*c == 1).then(|| {
+            bits[queue as usize / 64] |= 1 << (queue % 64);
             self.paused[port as usize] += 1;
             Signal::Pause { port, queue }
         })
@@ -61,6 +69,7 @@ impl PauseCounter {
         debug_assert!(*c > 0, "pause counter underflow at ({port}, {queue})");
         *c -= 1;
         (*c == 0).then(|| {
+            self.bits[port as usize][queue as usize / 64] &= !(1 << (queue % 64));
             self.paused[port as usize] -= 1;
             Signal::Resume { port, queue }
         })
@@ -76,12 +85,7 @@ impl PauseCounter {
 
     /// Upstream queues of ingress `port` that should be paused now, as a bitmap (the periodic refresh).
     pub fn bitmap(&self, port: u16) -> Vec<u64> {
-        let counts = &self.counts[port as usize];
-        let mut bits = vec![0u64; counts.len().div_ceil(64)];
-        for (q, _) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
-            bits[q / 64] |= 1 << (q % 64);
-        }
-        bits
+        self.bits[port as usize].clone()
     }
 
     /// How many upstream queues of ingress `port` are paused.
@@ -124,5 +128,33 @@ mod tests {
         let mut pc = PauseCounter::new(1);
         pc.increment(0, 130);
         assert_eq!(pc.bitmap(0), vec![0, 0, 1 << 2]);
+    }
+
+    #[test]
+    fn bitmap_follows_the_counters() {
+        let mut pc = PauseCounter::new(2);
+        let mut rng = 12345u64;
+        let mut held: Vec<(u16, u32)> = Vec::new();
+        for _ in 0..5000 {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (port, queue) = ((rng >> 60) as u16 % 2, (rng >> 33) as u32 % 150);
+            if rng >> 32 & 1 == 0 || held.is_empty() {
+                pc.increment(port, queue);
+                held.push((port, queue));
+            } else {
+                let (port, queue) = held.swap_remove((rng >> 40) as usize % held.len());
+                pc.decrement(port, queue);
+            }
+            for port in 0..2 {
+                let counts = &pc.counts[port as usize];
+                let mut scan = vec![0u64; counts.len().div_ceil(64)];
+                for (q, _) in counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+                    scan[q / 64] |= 1 << (q % 64);
+                }
+                assert_eq!(pc.bitmap(port), scan);
+            }
+        }
     }
 }

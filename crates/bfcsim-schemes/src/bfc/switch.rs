@@ -128,6 +128,9 @@ pub struct BfcSwitch {
     incast_label: bool,
     sampling: f64,
     hrtt: Time,
+    /// The last egress rate seen on enqueue and its HRTT · μ times the factor: a switch's ports share one or
+    /// two rates, and the product's 128-bit division was a call at every packet.
+    hop_bdp: Option<(Rate, f64)>,
     sticky: Time,
     table: FlowTable,
     /// Flow that last used each hashed entry, for counting index collisions (simulation bookkeeping only).
@@ -179,6 +182,7 @@ impl BfcSwitch {
             incast_label: cfg.incast_label,
             sampling: cfg.sampling,
             hrtt,
+            hop_bdp: None,
             sticky: cfg.sticky.unwrap_or(hrtt * 2),
             owner: vec![u32::MAX; table.capacity()],
             table,
@@ -191,8 +195,30 @@ impl BfcSwitch {
 
     /// The pause threshold Th = HRTT · μ / N_active in bytes (§3.3.2), times the configured factor.
     pub fn threshold(&self, rate: Rate, n_active: usize) -> u64 {
-        let hop_bdp = rate.bytes_in(self.hrtt).0 as f64 * self.factor;
+        Self::share(self.hop_bdp_of(rate), n_active)
+    }
+
+    /// HRTT · μ at `rate`, times the configured factor.
+    fn hop_bdp_of(&self, rate: Rate) -> f64 {
+        rate.bytes_in(self.hrtt).0 as f64 * self.factor
+    }
+
+    /// A hop BDP split among `n_active` queues (at least one), in bytes.
+    fn share(hop_bdp: f64, n_active: usize) -> u64 {
         (hop_bdp / n_active.max(1) as f64) as u64
+    }
+
+    /// [`BfcSwitch::threshold`] through the one-rate cache `hop_bdp`.
+    fn threshold_cached(&mut self, rate: Rate, n_active: usize) -> u64 {
+        let hop_bdp = match self.hop_bdp {
+            Some((r, bdp)) if r == rate => bdp,
+            _ => {
+                let bdp = self.hop_bdp_of(rate);
+                self.hop_bdp = Some((rate, bdp));
+                bdp
+            }
+        };
+        Self::share(hop_bdp, n_active)
     }
 
     /// §3.3.1 and §3.3.2 "On Enqueue": find (or keep) the flow's queue, update its flow-table entry, and
@@ -230,7 +256,7 @@ impl BfcSwitch {
         if !self.backpressure || a.elide || !tracked {
             return out;
         }
-        let th = self.threshold(a.rate, egress.active_with(queue as usize));
+        let th = self.threshold_cached(a.rate, egress.active_with(queue as usize));
         let check = entry.size >= self.pause_min_packets;
         let qlen = egress.queue_bytes(queue as usize)
             + if self.counts_arrival {

@@ -140,6 +140,12 @@ impl NicQueues {
             .is_some_and(|w| w >> (q % 64) & 1 == 1)
     }
 
+    /// The paused bits of queues `64 w` to `64 w + 63`.
+    #[inline]
+    pub(super) fn paused_word(&self, w: usize) -> u64 {
+        self.paused.get(w).copied().unwrap_or(0)
+    }
+
     /// Returns whether the state changed.
     pub(super) fn set_paused(&mut self, q: u32, paused: bool, now: Time) -> bool {
         if self.is_paused(q) == paused {
