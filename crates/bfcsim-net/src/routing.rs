@@ -20,19 +20,31 @@ use crate::topology::{NodeKind, Topology};
 #[derive(Clone, Debug)]
 pub struct Routes {
     n_groups: usize,
-    /// Each destination host's column.
-    group: Vec<u32>,
-    /// Each destination host's node.
-    host_node: Vec<NodeId>,
-    /// Each destination host's switch and the port of that switch towards it, for hosts with one link
-    /// (`None`: the host has a column of its own).
-    last_hop: Vec<Option<(NodeId, PortId)>>,
+    /// Per destination host, what every routing decision towards it reads first (one 16-byte record).
+    dests: Vec<Dest>,
     /// `(start, len)` into `ports` for each (node, column).
     entries: Vec<(u32, u32)>,
     ports: Vec<PortId>,
     /// Hop count from each node to each column's root (`u8::MAX` if unreachable).
     dist: Vec<u8>,
 }
+
+/// A destination host as the tables see it.
+#[derive(Clone, Copy, Debug)]
+struct Dest {
+    /// Its column of the tables.
+    column: u32,
+    /// The host's node.
+    host: NodeId,
+    /// The switch at the other end of its one link ([`NO_SWITCH`] for a host with several links, which has a
+    /// column of its own).
+    switch: NodeId,
+    /// That switch's port towards the host.
+    port: PortId,
+}
+
+/// No node: [`Dest::switch`] of a host with several links.
+const NO_SWITCH: NodeId = NodeId(u32::MAX);
 
 /// How a switch picks among equal-cost next hops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,25 +64,32 @@ impl Routes {
         // Each column's root: the switch of a host with one link, or the host itself.
         let mut roots: Vec<NodeId> = Vec::new();
         let mut column_of_switch: Vec<u32> = vec![u32::MAX; n_nodes];
-        let mut group = Vec::with_capacity(n_hosts);
-        let mut last_hop = Vec::with_capacity(n_hosts);
-        for &h in &topo.hosts {
-            match topo.nodes[h.idx()].ports.as_slice() {
+        let mut dests = Vec::with_capacity(n_hosts);
+        for &host in &topo.hosts {
+            dests.push(match topo.nodes[host.idx()].ports.as_slice() {
                 &[p] => {
-                    let sw = topo.peer_node(p);
-                    if column_of_switch[sw.idx()] == u32::MAX {
-                        column_of_switch[sw.idx()] = roots.len() as u32;
-                        roots.push(sw);
+                    let switch = topo.peer_node(p);
+                    if column_of_switch[switch.idx()] == u32::MAX {
+                        column_of_switch[switch.idx()] = roots.len() as u32;
+                        roots.push(switch);
                     }
-                    group.push(column_of_switch[sw.idx()]);
-                    last_hop.push(Some((sw, topo.ports[p.idx()].peer)));
+                    Dest {
+                        column: column_of_switch[switch.idx()],
+                        host,
+                        switch,
+                        port: topo.ports[p.idx()].peer,
+                    }
                 }
                 _ => {
-                    group.push(roots.len() as u32);
-                    roots.push(h);
-                    last_hop.push(None);
+                    roots.push(host);
+                    Dest {
+                        column: roots.len() as u32 - 1,
+                        host,
+                        switch: NO_SWITCH,
+                        port: PortId::default(),
+                    }
                 }
-            }
+            });
         }
         let n_groups = roots.len();
         let mut entries = vec![(0u32, 0u32); n_nodes * n_groups];
@@ -125,10 +144,11 @@ impl Routes {
             }
             for &src in &topo.hosts {
                 if src != root && dist[src.idx()] == u32::MAX {
-                    let dst = topo.hosts[group
+                    let dst = dests
                         .iter()
-                        .position(|&c| c == g as u32)
-                        .expect("a column has a host")];
+                        .find(|d| d.column == g as u32)
+                        .expect("a column has a host")
+                        .host;
                     return Err(format!(
                         "host {src} cannot reach host {dst}: no path through switches joins them"
                     ));
@@ -137,9 +157,7 @@ impl Routes {
         }
         Ok(Routes {
             n_groups,
-            group,
-            host_node: topo.hosts.clone(),
-            last_hop,
+            dests,
             entries,
             ports,
             dist: dist_all,
@@ -149,23 +167,28 @@ impl Routes {
     /// The equal-cost egress ports at `node` towards host index `dst`.
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst: u32) -> &[PortId] {
-        let d = dst as usize;
-        if let Some((sw, port)) = &self.last_hop[d] {
-            if node == *sw {
-                return std::slice::from_ref(port);
-            }
-            if node == self.host_node[d] {
-                return &[];
-            }
+        let dest = &self.dests[dst as usize];
+        if node == dest.switch {
+            return std::slice::from_ref(&dest.port);
         }
-        let (s, l) = self.entries[node.idx() * self.n_groups + self.group[d] as usize];
+        if node == dest.host {
+            return &[];
+        }
+        let (s, l) = self.entries[node.idx() * self.n_groups + dest.column as usize];
         &self.ports[s as usize..(s + l) as usize]
     }
 
-    /// Picks one next hop by `hash` (uniform over the candidates).
+    /// Picks one next hop at switch `node` by `hash` (uniform over the candidates). A switch is never the
+    /// destination host, so this skips [`Routes::next_hops`]'s test for it: the fewer instructions keep the
+    /// switch's receive path inlined in the event loop.
     #[inline]
     pub fn select(&self, node: NodeId, dst: u32, hash: u64) -> PortId {
-        let hops = self.next_hops(node, dst);
+        let dest = &self.dests[dst as usize];
+        if node == dest.switch {
+            return dest.port;
+        }
+        let (s, l) = self.entries[node.idx() * self.n_groups + dest.column as usize];
+        let hops = &self.ports[s as usize..(s + l) as usize];
         // Multiply-shift maps the hash onto 0..len without a division.
         hops[((hash as u128 * hops.len() as u128) >> 64) as usize]
     }
@@ -195,15 +218,15 @@ impl Routes {
 
     /// Hops from `node` to host index `dst` (0 from the host itself).
     pub fn distance(&self, node: NodeId, dst: u32) -> u8 {
-        let d = dst as usize;
-        let i = node.idx() * self.n_groups + self.group[d] as usize;
-        match self.last_hop[d] {
-            _ if node == self.host_node[d] => 0,
-            Some((sw, _)) if node == sw => 1,
-            // Beyond the host's switch: one hop more than to the switch.
-            Some(_) if self.entries[i].1 > 0 => self.dist[i].saturating_add(1),
-            None if self.entries[i].1 > 0 => self.dist[i],
-            _ => 0,
+        let dest = &self.dests[dst as usize];
+        let i = node.idx() * self.n_groups + dest.column as usize;
+        if node == dest.host || self.entries[i].1 == 0 && node != dest.switch {
+            0
+        } else if node == dest.switch {
+            1
+        } else {
+            // Beyond the host's switch: one hop more than to the switch, the column's root.
+            self.dist[i].saturating_add(u8::from(dest.switch != NO_SWITCH))
         }
     }
 }

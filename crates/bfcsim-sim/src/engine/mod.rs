@@ -1006,7 +1006,10 @@ impl Shard {
     // ----------------------------------------------------------------------------------------------------
     // Switches
 
-    /// A packet entered switch port `in_sp`: route it, admit it into the egress queue, or drop it.
+    /// A packet entered switch port `in_sp`: route it, admit it into the egress queue, or drop it. Always
+    /// inlined into the event loop: it is the one caller's hottest path, and the inliner's size limit left it
+    /// out of line as soon as routing grew a branch (+1.5% instructions on the 1 ms bench).
+    #[inline(always)]
     fn switch_receive(&mut self, in_sp: u32, pkt: PacketId) {
         let s = self.sw_ports[in_sp as usize].switch as usize;
         // Read in place; the one copy of the packet is the scheme's, in `Entry`.
