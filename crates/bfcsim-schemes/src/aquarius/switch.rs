@@ -214,7 +214,11 @@ impl AquariusSwitch {
         let table = if cfg.exact_flow_table {
             FlowTable::exact()
         } else {
-            FlowTable::hashed(ports, cfg.flow_table_per_queue as u64 * data_queues as u64)
+            FlowTable::hashed(
+                ports,
+                cfg.flow_table_per_queue as u64 * data_queues as u64,
+                Time::ZERO,
+            )
         };
         AquariusSwitch {
             mapping: cfg.mapping,

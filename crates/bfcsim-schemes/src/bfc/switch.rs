@@ -12,7 +12,7 @@ use bfcsim_core::rng::Rng;
 use bfcsim_core::{Rate, Time};
 use rand::RngExt;
 
-use super::flow_table::{Entry, FlowTable};
+use super::flow_table::{Entry, FlowTable, Slot};
 use super::pause_counter::{PauseCounter, Signal};
 use super::{Assignment, BfcConfig, ThresholdRule};
 
@@ -115,6 +115,35 @@ bfcsim_core::add_fields!(BfcStats {
     recirculations,
 });
 
+/// A flow-table entry as the switch keeps it: §3.3.1's fields and, for counting index collisions (simulation
+/// bookkeeping only), the flow whose packet used it last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tracked {
+    entry: Entry,
+    owner: u32,
+}
+
+impl Default for Tracked {
+    fn default() -> Self {
+        Tracked {
+            entry: Entry::default(),
+            owner: u32::MAX,
+        }
+    }
+}
+
+impl Slot for Tracked {
+    /// An entry with no packets in the switch is fresh again once its sticky time has passed (`idle` in
+    /// [`BfcSwitch::handle_enqueue`]); the collision count looks at `owner` only while `size > 0`.
+    fn idle(&self) -> bool {
+        self.entry.idle()
+    }
+
+    fn stamp(&self) -> Time {
+        self.entry.touched
+    }
+}
+
 /// The BFC state of one switch.
 #[derive(Clone, Debug)]
 pub struct BfcSwitch {
@@ -132,9 +161,7 @@ pub struct BfcSwitch {
     /// two rates, and the product's 128-bit division was a call at every packet.
     hop_bdp: Option<(Rate, f64)>,
     sticky: Time,
-    table: FlowTable,
-    /// Flow that last used each hashed entry, for counting index collisions (simulation bookkeeping only).
-    owner: Vec<u32>,
+    table: FlowTable<Tracked>,
     counter: PauseCounter,
     /// Per ingress port, one more than the largest `upstreamQ` seen: the pause-counter entries that ingress
     /// needs (§3.3.2), for the hardware budget.
@@ -160,12 +187,14 @@ impl BfcSwitch {
                 cfg.threshold_factor * 1.5,
             ),
         };
+        let sticky = cfg.sticky.unwrap_or(hrtt * 2);
         let table = if cfg.exact_flow_table {
             FlowTable::exact()
         } else {
             FlowTable::hashed(
                 ports,
                 cfg.flow_table_per_queue as u64 * queues_per_port as u64,
+                sticky,
             )
         };
         BfcSwitch {
@@ -183,8 +212,7 @@ impl BfcSwitch {
             sampling: cfg.sampling,
             hrtt,
             hop_bdp: None,
-            sticky: cfg.sticky.unwrap_or(hrtt * 2),
-            owner: vec![u32::MAX; table.capacity()],
+            sticky,
             table,
             counter: PauseCounter::new(ports),
             upstream_span: vec![0; ports],
@@ -227,12 +255,9 @@ impl BfcSwitch {
         let span = &mut self.upstream_span[a.in_port as usize];
         *span = (*span).max(a.upstream_q + 1);
         let key = self.table.key(a.out_port, a.hash, a.flow);
-        let mut entry = self.table.get(key);
-        if let Some(owner) = self.owner.get_mut(key as usize) {
-            if entry.size > 0 && *owner != a.flow {
-                self.stats.index_collisions += 1;
-            }
-            *owner = a.flow;
+        let (spot, Tracked { mut entry, owner }) = self.table.lookup(key);
+        if entry.size > 0 && owner != a.flow {
+            self.stats.index_collisions += 1;
         }
         let tracked = self.sampling >= 1.0 || self.rng.random::<f64>() < self.sampling;
         let idle = entry.size == 0 && a.now.saturating_sub(entry.touched) >= self.sticky;
@@ -244,7 +269,14 @@ impl BfcSwitch {
             entry.size += 1;
         }
         entry.touched = a.now;
-        self.table.set(key, entry);
+        self.table.store(
+            spot,
+            key,
+            Tracked {
+                entry,
+                owner: a.flow,
+            },
+        );
 
         let queue = entry.queue;
         let mut out = Enqueued {
@@ -297,10 +329,10 @@ impl BfcSwitch {
             return None;
         }
         let key = self.table.key(d.out_port, d.hash, d.flow);
-        let mut entry = self.table.get(key);
-        entry.size = entry.size.saturating_sub(1);
-        entry.touched = d.now;
-        self.table.set(key, entry);
+        let (spot, mut tracked) = self.table.lookup(key);
+        tracked.entry.size = tracked.entry.size.saturating_sub(1);
+        tracked.entry.touched = d.now;
+        self.table.store(spot, key, tracked);
         if !d.counted {
             return None;
         }
@@ -389,7 +421,7 @@ mod tests {
         /// Packets in the switch counted in `a`'s flow-table entry.
         fn packets_in(&self, a: &Arrival) -> u32 {
             let key = self.table.key(a.out_port, a.hash, a.flow);
-            self.table.get(key).size
+            self.table.get(key).entry.size
         }
     }
 
@@ -756,7 +788,7 @@ mod tests {
         }
         assert_eq!(s.stats().recirculations, tracked as u64);
         let last = outcomes.iter().rposition(|e| e.tracked).unwrap() as u64;
-        let entry = s.table.get(s.table.key(1, 1, 1));
+        let entry = s.table.get(s.table.key(1, 1, 1)).entry;
         assert_eq!((entry.size, entry.touched), (0, Time(300 + last)));
     }
 }
