@@ -1,29 +1,31 @@
-//! The event queue: small `Copy` events ordered by time, simultaneous ones in an order fixed by what they are
-//!.
+//! The event queue: small `Copy` events ordered by time, simultaneous ones in an order fixed by what they are.
 //!
 //! Events due at the same picosecond pop in the order of their packed bits ([`EventBits`]: kind and
-//! component) scrambled by a mask drawn from that time, and equal events in push order. Ordering by what an
-//! event is rather than by when it was scheduled is what lets a run split across threads (each with its own
-//! queue, exchanging packets every link delay) pop every event in the same relative order as one thread:
-//! which events exist at a time does not depend on the split, the order they were pushed in does. The mask
-//! keeps that order from favouring low component ids: in lock-step scenarios (line-rate senders, equal links)
-//! many events coincide, and a fixed order would, say, let port 0 always take freed buffer first; with the mask
-//! each pair of simultaneous events comes out either way with even odds, from one instant to the next.
+//! component) scrambled by a mask drawn from that time. Ordering by what an event is rather than by when it was
+//! scheduled is what lets a run split across threads (each with its own queue, exchanging packets every link
+//! delay) pop every event in the same relative order as one thread: which events exist at a time does not
+//! depend on the split, the order they were pushed in does. Two entries with the same time and bits are the
+//! same event (a duplicate left by lazy cancellation, say), which pop in either order alike. The mask keeps that
+//! order from favouring low component ids: in lock-step scenarios (line-rate senders, equal links) many events
+//! coincide, and a fixed order would, say, let port 0 always take freed buffer first; with the mask each pair of
+//! simultaneous events comes out either way with even odds, from one instant to the next.
 //!
-//! Each entry is one `u128` key: time in the high 64 bits, the masked event in 24 bits, then a 40-bit
-//! sequence number, so ordering two entries is one integer comparison. The structure is a calendar
-//! queue (Brown 1988) specialised to a network simulator, where almost every event is due within one link
-//! delay and one serialization of now: a ring of buckets, each `2^shift` ps wide, covers a sliding window (the
-//! horizon); a bitmap finds the next non-empty bucket; a bucket is one cache line holding up to three keys
-//! unsorted, scanned for the smallest, with a spill heap for the fourth and later keys. Events beyond the horizon (timeouts, far arrivals) wait in a binary heap and move into the
-//! ring as the window reaches them. Pops come out in exactly key order, as from a heap.
+//! The structure is a calendar queue (Brown 1988) specialised to a network simulator, where almost every event
+//! is due within one link delay and one serialization of now: a ring of buckets, each `2^shift` ps wide,
+//! covers a sliding window (the horizon) in which every bucket holds the events of one time slot; a bitmap finds
+//! the next non-empty bucket. A bucket is one cache line holding up to seven keys unsorted, scanned for the
+//! smallest, with a spill heap for the eighth and later keys. A key in a bucket is one `u64`: the time within
+//! the bucket's slot above the masked event's 24 bits, so that ordering two entries is one integer comparison
+//! (the slot gives the time's high bits). Events beyond the horizon (timeouts, far arrivals) wait in a binary
+//! heap of full (time, masked event) keys and move into the ring as the window reaches them. Pops come out in
+//! exactly key order, as from a heap.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::time::Time;
 
-/// An event that packs into 24 bits, so that (time, sequence, event) is one `u128` key.
+/// An event that packs into 24 bits, so that an event and its time within a slot are one `u64` key.
 pub trait EventBits: Copy {
     /// The event as a number below 2²⁴.
     fn to_bits(self) -> u32;
@@ -32,12 +34,14 @@ pub trait EventBits: Copy {
 }
 
 const EVENT_BITS: u32 = 24;
-const SEQ_BITS: u32 = 40;
+const EVENT_MASK: u64 = (1 << EVENT_BITS) - 1;
 const BUCKETS: usize = 8192;
 const WORDS: usize = BUCKETS / 64;
 const SUMMARY: usize = WORDS / 64;
-/// Keys a bucket holds in place: three `u128` and the bookkeeping fill one 64-byte line.
-const INLINE: usize = 3;
+/// Keys a bucket holds in place: seven `u64` and the bookkeeping fill one 64-byte line.
+const INLINE: usize = 7;
+/// The widest slot: its time offsets and the event bits fill a `u64` key.
+const MAX_SHIFT: u32 = 64 - EVENT_BITS;
 
 /// The 24-bit mask that orders the events due at `time` among themselves: a multiplicative hash of the time.
 #[inline]
@@ -50,20 +54,20 @@ fn tie_mask(time: Time) -> u32 {
 #[derive(Clone, Copy, Default)]
 #[repr(align(64))]
 struct Bucket {
-    keys: [u128; INLINE],
+    keys: [u64; INLINE],
     len: u8,
     /// Index into `EventQueue::spill` plus one while this bucket has spilled keys (0: none).
     spill: u32,
 }
 
-/// A priority queue of events keyed by (time, masked event bits, sequence).
+/// A priority queue of events keyed by (time, masked event bits).
 pub struct EventQueue<E> {
     /// The ring, a fixed-size array so that indexing it with a slot taken modulo [`BUCKETS`] needs no bounds
     /// check.
     buckets: Box<[Bucket; BUCKETS]>,
     /// Keys beyond their bucket's inline capacity, a min-heap per bucket: a bucket can gather hundreds of keys
     /// (per-hop flow control's frames and timers at the same instants), and each pop takes the smallest.
-    spill: Vec<BinaryHeap<Reverse<u128>>>,
+    spill: Vec<BinaryHeap<Reverse<u64>>>,
     /// Indices of `spill` heaps not in use (kept for reuse).
     spill_free: Vec<u32>,
     /// Bit i set when bucket i is non-empty.
@@ -74,11 +78,12 @@ pub struct EventQueue<E> {
     cur: u64,
     shift: u32,
     in_ring: usize,
+    /// Events beyond the window, as (time << 24 | masked event bits).
     far: BinaryHeap<Reverse<u128>>,
     /// The ring slot (time >> shift) of `far`'s earliest key, `u64::MAX` when `far` is empty: moving the window
     /// (at about every other pop) compares it instead of peeking into the heap.
     far_slot: u64,
-    seq: u64,
+    pushed: u64,
     _event: std::marker::PhantomData<E>,
 }
 
@@ -112,20 +117,20 @@ impl<E: EventBits> EventQueue<E> {
             occupied: Box::new([0; WORDS]),
             summary: [0; SUMMARY],
             cur: 0,
-            shift: width.trailing_zeros(),
+            shift: width.trailing_zeros().min(MAX_SHIFT),
             in_ring: 0,
             far: BinaryHeap::new(),
             far_slot: u64::MAX,
-            seq: 0,
+            pushed: 0,
             _event: std::marker::PhantomData,
         }
     }
 
     /// Schedules `event` at `time`, which must not be earlier than the last popped event. Events at equal
-    /// times pop in the order of their bits under that time's mask, equal events in push order. Always
-    /// inlined, and [`EventQueue::insert`] never: with the far heap's push out of `insert`, the inliner took
-    /// `insert` into `push` and left `push` out of line (+1.2% instructions on the 1 ms bench); inlining both
-    /// pushed the switch's receive path out of the event loop (+1.8%).
+    /// times pop in the order of their bits under that time's mask. Always inlined, and
+    /// [`EventQueue::insert`] never: with the far heap's push out of `insert`, the inliner took `insert` into
+    /// `push` and left `push` out of line (+1.2% instructions on the 1 ms bench); inlining both pushed the
+    /// switch's receive path out of the event loop (+1.8%).
     #[inline(always)]
     pub fn push(&mut self, time: Time, event: E) {
         let bits = event.to_bits();
@@ -133,19 +138,17 @@ impl<E: EventBits> EventQueue<E> {
             bits < 1 << EVENT_BITS,
             "event does not fit in {EVENT_BITS} bits"
         );
-        assert!(self.seq < 1 << SEQ_BITS, "more than 2^40 events");
-        let key = (time.0 as u128) << 64
-            | ((bits ^ tie_mask(time)) as u128) << SEQ_BITS
-            | self.seq as u128;
-        self.seq += 1;
-        self.insert(key);
+        self.pushed += 1;
+        self.insert(time, (bits ^ tie_mask(time)) as u64);
     }
 
+    /// Puts the masked event `masked` at `time` in its bucket, or in the far heap beyond the window.
     #[inline(never)]
-    fn insert(&mut self, key: u128) {
-        let slot = ((key >> 64) as u64) >> self.shift;
+    fn insert(&mut self, time: Time, masked: u64) {
+        let slot = time.0 >> self.shift;
         debug_assert!(slot >= self.cur, "event scheduled in the past");
         if slot < self.cur + BUCKETS as u64 {
+            let key = (time.0 & ((1 << self.shift) - 1)) << EVENT_BITS | masked;
             let b = (slot % BUCKETS as u64) as usize;
             let bucket = &mut self.buckets[b];
             if (bucket.len as usize) < INLINE {
@@ -158,7 +161,7 @@ impl<E: EventBits> EventQueue<E> {
             self.summary[b / 4096] |= 1 << (b / 64 % 64);
             self.in_ring += 1;
         } else {
-            self.push_far(key, slot);
+            self.push_far((time.0 as u128) << EVENT_BITS | masked as u128, slot);
         }
     }
 
@@ -183,16 +186,16 @@ impl<E: EventBits> EventQueue<E> {
     #[cold]
     fn pull_far(&mut self) {
         while let Some(&Reverse(k)) = self.far.peek() {
-            if ((k >> 64) as u64) >> self.shift >= self.cur + BUCKETS as u64 {
+            let time = Time((k >> EVENT_BITS) as u64);
+            if time.0 >> self.shift >= self.cur + BUCKETS as u64 {
                 break;
             }
             self.far.pop();
-            self.insert(k);
+            self.insert(time, k as u64 & EVENT_MASK);
         }
-        self.far_slot = self
-            .far
-            .peek()
-            .map_or(u64::MAX, |&Reverse(k)| ((k >> 64) as u64) >> self.shift);
+        self.far_slot = self.far.peek().map_or(u64::MAX, |&Reverse(k)| {
+            ((k >> EVENT_BITS) as u64) >> self.shift
+        });
     }
 
     /// The first non-empty bucket at or after the window's start, as an absolute slot.
@@ -236,6 +239,14 @@ impl<E: EventBits> EventQueue<E> {
         None
     }
 
+    /// The time and event of bucket key `key` of absolute slot `slot`.
+    #[inline]
+    fn decode(&self, slot: u64, key: u64) -> (Time, E) {
+        let time = Time(slot << self.shift | key >> EVENT_BITS);
+        let masked = (key & EVENT_MASK) as u32;
+        (time, E::from_bits(masked ^ tie_mask(time)))
+    }
+
     /// Removes and returns the earliest event if it is due at or before `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
@@ -243,43 +254,46 @@ impl<E: EventBits> EventQueue<E> {
             Some(s) => s,
             None => {
                 let &Reverse(k) = self.far.peek()?;
-                if (k >> 64) as u64 > limit.0 {
+                let time = (k >> EVENT_BITS) as u64;
+                if time > limit.0 {
                     return None;
                 }
-                self.advance(((k >> 64) as u64) >> self.shift);
+                self.advance(time >> self.shift);
                 self.next_slot().expect("the far event moved into the ring")
             }
         };
-        let key = self.take_min((slot % BUCKETS as u64) as usize, limit)?;
+        // Keys at or before `limit` in this slot: its time offset at most `limit`'s (all of them when the
+        // limit is past the slot).
+        let bound = match limit.0 >> self.shift {
+            l if l > slot => u64::MAX,
+            l if l == slot => (limit.0 & ((1 << self.shift) - 1)) << EVENT_BITS | EVENT_MASK,
+            _ => return None,
+        };
+        let key = self.take_min((slot % BUCKETS as u64) as usize, bound)?;
         self.in_ring -= 1;
         if slot != self.cur {
             self.advance(slot);
         }
-        let time = Time((key >> 64) as u64);
-        let masked = (key >> SEQ_BITS) as u32 & ((1 << EVENT_BITS) - 1);
-        Some((time, E::from_bits(masked ^ tie_mask(time))))
+        Some(self.decode(slot, key))
     }
 
-    /// Removes the smallest key of bucket `b` (non-empty) if it is due at or before `limit`.
+    /// Removes the smallest key of bucket `b` (non-empty) if it is at most `bound`.
     #[inline]
-    fn take_min(&mut self, b: usize, limit: Time) -> Option<u128> {
+    fn take_min(&mut self, b: usize, bound: u64) -> Option<u64> {
         let bucket = &mut self.buckets[b];
         let n = bucket.len as usize;
-        // The smallest of the 1 to 3 inline keys, unrolled (a loop up to `n` bounds-checked every read).
-        const { assert!(INLINE == 3, "the scan below reads three inline keys") };
         let keys = &bucket.keys;
         let mut best = 0;
-        if n > 1 && keys[1] < keys[0] {
-            best = 1;
-        }
-        if n > 2 && keys[2] < keys[best] {
-            best = 2;
+        for i in 1..INLINE {
+            if i < n && keys[i] < keys[best] {
+                best = i;
+            }
         }
         if bucket.spill != 0 {
-            return self.take_min_spilled(b, best, limit);
+            return self.take_min_spilled(b, best, bound);
         }
         let key = bucket.keys[best];
-        if (key >> 64) as u64 > limit.0 {
+        if key > bound {
             return None;
         }
         bucket.keys[best] = bucket.keys[n - 1];
@@ -296,13 +310,13 @@ impl<E: EventBits> EventQueue<E> {
     /// [`EventQueue::take_min`] for a bucket with spilled keys; `best` is its smallest inline key. The
     /// inline part stays full: a key taken from it is replaced by one from the spill.
     #[cold]
-    fn take_min_spilled(&mut self, b: usize, best: usize, limit: Time) -> Option<u128> {
+    fn take_min_spilled(&mut self, b: usize, best: usize, bound: u64) -> Option<u64> {
         let s = self.buckets[b].spill as usize - 1;
         let spill = &mut self.spill[s];
         let Reverse(sk) = *spill.peek().expect("a spill heap in use is non-empty");
         let bucket = &mut self.buckets[b];
         let key = bucket.keys[best].min(sk);
-        if (key >> 64) as u64 > limit.0 {
+        if key > bound {
             return None;
         }
         spill.pop();
@@ -318,7 +332,7 @@ impl<E: EventBits> EventQueue<E> {
 
     /// Adds `key` to full bucket `b`'s spill heap, taking one if the bucket has none.
     #[cold]
-    fn spill_push(&mut self, b: usize, key: u128) {
+    fn spill_push(&mut self, b: usize, key: u64) {
         if self.buckets[b].spill == 0 {
             let s = self.spill_free.pop().unwrap_or_else(|| {
                 self.spill.push(BinaryHeap::new());
@@ -332,7 +346,10 @@ impl<E: EventBits> EventQueue<E> {
     /// The time of the earliest pending event.
     pub fn next_time(&self) -> Option<Time> {
         let Some(slot) = self.next_slot() else {
-            return self.far.peek().map(|&Reverse(k)| Time((k >> 64) as u64));
+            return self
+                .far
+                .peek()
+                .map(|&Reverse(k)| Time((k >> EVENT_BITS) as u64));
         };
         let bucket = &self.buckets[(slot % BUCKETS as u64) as usize];
         let inline = bucket.keys[..bucket.len as usize].iter();
@@ -345,7 +362,7 @@ impl<E: EventBits> EventQueue<E> {
             .chain(spilled)
             .min()
             .expect("a bucket in use is non-empty");
-        Some(Time((key >> 64) as u64))
+        Some(self.decode(slot, key).0)
     }
 
     /// Removes and returns the earliest event.
@@ -366,7 +383,7 @@ impl<E: EventBits> EventQueue<E> {
 
     /// Events pushed so far (a measure of work done).
     pub fn pushed(&self) -> u64 {
-        self.seq
+        self.pushed
     }
 }
 
@@ -385,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn ties_pop_in_masked_event_order_then_push_order() {
+    fn ties_pop_in_masked_event_order() {
         let mut q = EventQueue::new();
         q.push(Time(5), 4u32);
         q.push(Time(1), 9);
@@ -423,39 +440,61 @@ mod tests {
         assert!(q.is_empty());
     }
 
-    proptest! {
-        /// Against a sorted model of (time, masked event, push index), with horizons small and large relative to the
-        /// spread of times, pushes never earlier than the last pop (as in a simulation), and repeated events.
-        #[test]
-        fn pops_sorted_by_time_event_then_sequence(
-            horizon in 1u64..5_000,
-            ops in prop::collection::vec((0u64..20_000, 0u8..3, 0u32..8), 0..400),
-        ) {
-            let mut q = EventQueue::with_horizon(Time(horizon));
-            let mut model: Vec<(u64, u32, usize)> = Vec::new();
-            let mut now = 0;
-            for (i, &(dt, op, ev)) in ops.iter().enumerate() {
-                if op == 0 {
-                    model.sort();
-                    let want = if model.is_empty() { None } else {
-                        let (t, e, _) = model.remove(0);
+    /// Runs `ops` against a sorted model of (time, masked event): op 0 pops, op 1 pops with a limit `dt` past
+    /// now, others push `dt` past now (never earlier than the last pop, as in a simulation).
+    fn check_against_model(horizon: u64, ops: &[(u64, u8, u32)]) -> Result<(), TestCaseError> {
+        let mut q = EventQueue::with_horizon(Time(horizon));
+        let mut model: Vec<(u64, u32)> = Vec::new();
+        let mut now = 0;
+        for &(dt, op, ev) in ops {
+            if op <= 1 {
+                let limit = if op == 0 { u64::MAX } else { now + dt };
+                model.sort();
+                let want = match model.first() {
+                    Some(&(t, e)) if t <= limit => {
+                        model.remove(0);
                         Some((t, e ^ tie_mask(Time(t))))
-                    };
-                    let got = q.pop().map(|(t, e)| (t.0, e));
-                    prop_assert_eq!(got, want);
-                    if let Some((t, _)) = got {
-                        now = t;
                     }
-                } else {
-                    q.push(Time(now + dt), ev);
-                    model.push((now + dt, ev ^ tie_mask(Time(now + dt)), i));
+                    _ => None,
+                };
+                let got = q.pop_until(Time(limit)).map(|(t, e)| (t.0, e));
+                prop_assert_eq!(got, want);
+                if let Some((t, _)) = got {
+                    now = t;
                 }
+                prop_assert_eq!(q.len(), model.len());
+            } else {
+                q.push(Time(now + dt), ev);
+                model.push((now + dt, ev ^ tie_mask(Time(now + dt))));
             }
-            model.sort();
-            let rest: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
-            let want: Vec<(u64, u32)> =
-                model.into_iter().map(|(t, e, _)| (t, e ^ tie_mask(Time(t)))).collect();
-            prop_assert_eq!(rest, want);
+        }
+        model.sort();
+        let rest: Vec<(u64, u32)> = std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect();
+        let want: Vec<(u64, u32)> = model
+            .into_iter()
+            .map(|(t, e)| (t, e ^ tie_mask(Time(t))))
+            .collect();
+        prop_assert_eq!(rest, want);
+        Ok(())
+    }
+
+    proptest! {
+        /// Horizons small and large relative to the spread of times, and repeated events.
+        #[test]
+        fn pops_sorted_by_time_then_event(
+            horizon in 1u64..5_000,
+            ops in prop::collection::vec((0u64..20_000, 0u8..4, 0u32..8), 0..400),
+        ) {
+            check_against_model(horizon, &ops)?;
+        }
+
+        /// Many events in few slots: buckets fill beyond their seven inline keys and spill.
+        #[test]
+        fn crowded_slots_spill_and_pop_in_order(
+            horizon in 1_000_000u64..100_000_000,
+            ops in prop::collection::vec((0u64..300, 0u8..5, 0u32..1_000), 0..600),
+        ) {
+            check_against_model(horizon, &ops)?;
         }
     }
 }
