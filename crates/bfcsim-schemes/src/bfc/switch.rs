@@ -157,9 +157,12 @@ pub struct BfcSwitch {
     incast_label: bool,
     sampling: f64,
     hrtt: Time,
-    /// The last egress rate seen on enqueue and its HRTT · μ times the factor: a switch's ports share one or
-    /// two rates, and the product's 128-bit division was a call at every packet.
-    hop_bdp: Option<(Rate, f64)>,
+    /// The last egress rate seen on enqueue and its threshold for each N_active up to the queues of a port
+    /// (index 0 as 1): a switch's ports share one or two rates, and HRTT · μ's 128-bit division and the
+    /// share's floating-point one were 40 instructions at every packet.
+    thresholds: Option<(Rate, Vec<u64>)>,
+    /// Data queues per port: the largest N_active.
+    queues_per_port: usize,
     sticky: Time,
     table: FlowTable<Tracked>,
     counter: PauseCounter,
@@ -211,7 +214,8 @@ impl BfcSwitch {
             incast_label: cfg.incast_label,
             sampling: cfg.sampling,
             hrtt,
-            hop_bdp: None,
+            thresholds: None,
+            queues_per_port,
             sticky,
             table,
             counter: PauseCounter::new(ports),
@@ -236,17 +240,27 @@ impl BfcSwitch {
         (hop_bdp / n_active.max(1) as f64) as u64
     }
 
-    /// [`BfcSwitch::threshold`] through the one-rate cache `hop_bdp`.
+    /// [`BfcSwitch::threshold`] through the one-rate table `thresholds`.
+    #[inline]
     fn threshold_cached(&mut self, rate: Rate, n_active: usize) -> u64 {
-        let hop_bdp = match self.hop_bdp {
-            Some((r, bdp)) if r == rate => bdp,
-            _ => {
-                let bdp = self.hop_bdp_of(rate);
-                self.hop_bdp = Some((rate, bdp));
-                bdp
-            }
-        };
-        Self::share(hop_bdp, n_active)
+        match &self.thresholds {
+            Some((r, table)) if *r == rate && n_active < table.len() => table[n_active],
+            _ => self.threshold_miss(rate, n_active),
+        }
+    }
+
+    /// [`BfcSwitch::threshold_cached`] for a new rate (the table is rebuilt for it) or an N_active beyond
+    /// the queues of a port (computed).
+    #[cold]
+    fn threshold_miss(&mut self, rate: Rate, n_active: usize) -> u64 {
+        if self.thresholds.as_ref().is_none_or(|(r, _)| *r != rate) {
+            let hop_bdp = self.hop_bdp_of(rate);
+            let table = (0..=self.queues_per_port)
+                .map(|n| Self::share(hop_bdp, n))
+                .collect();
+            self.thresholds = Some((rate, table));
+        }
+        self.threshold(rate, n_active)
     }
 
     /// §3.3.1 and §3.3.2 "On Enqueue": find (or keep) the flow's queue, update its flow-table entry, and
