@@ -4,7 +4,7 @@ use bfcsim_core::{Bytes, Time};
 use bfcsim_net::ecn::{MarkPoint, Red, SharedEcn};
 use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
-use bfcsim_schemes::aquarius::AquariusConfig;
+use bfcsim_schemes::aquarius::{AquariusConfig, RsvQueue};
 use bfcsim_schemes::bfc::BfcConfig;
 use bfcsim_schemes::expresspass::ExpressPassConfig;
 use bfcsim_schemes::homa::HomaConfig;
@@ -330,7 +330,17 @@ impl FlowControl {
         match self {
             FlowControl::None => Ok(()),
             FlowControl::Bfc(c) => c.validate(),
-            FlowControl::Aquarius(c) => c.validate(),
+            FlowControl::Aquarius(c) => {
+                if c.rsv == RsvQueue::Static && (switch.classes != 1 || switch.queues_per_port < 2)
+                {
+                    return Err(format!(
+                        "flow_control.rsv = \"static\" sets a port's last data queue aside for congested flows: \
+                         it needs switch.classes = 1 and at least 2 queues per port (not {} and {})",
+                        switch.classes, switch.queues_per_port
+                    ));
+                }
+                c.validate()
+            }
             FlowControl::Pfc(c) => {
                 if switch.ports_per_pool != 0 || switch.pool_size.is_some() {
                     return Err(

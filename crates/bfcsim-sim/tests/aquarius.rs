@@ -11,7 +11,7 @@ use bfcsim_core::rng::{Stream, stream};
 use bfcsim_core::{Bytes, FlowSpec, PortId, Rate, Time};
 use bfcsim_net::build::{Build, FatTree};
 use bfcsim_net::{NodeKind, Topology};
-use bfcsim_schemes::aquarius::{AquariusConfig, Mapping};
+use bfcsim_schemes::aquarius::{AquariusConfig, Mapping, RsvQueue};
 use bfcsim_sim::{FlowControl, Sim, SimParams};
 use common::{drops, flow, no_cc, params};
 use rand::RngExt;
@@ -98,9 +98,16 @@ fn fig4_reassigns_f3_keeps_f4_and_delivers_in_order() {
 }
 
 /// A k = 4 fat-tree with random flows and incasts, dynamic mapping over 8 queues: many PAUSEs re-assign flows
-/// that share queues, and every packet still arrives in order. Unlimited buffers keep the run lossless.
+/// that share queues, to a dynamically allocated rsvQ or a static one (§3.3), and every packet still arrives in
+/// order. Unlimited buffers keep the run lossless.
 #[test]
 fn reassigning_never_reorders_a_flow() {
+    for rsv in [RsvQueue::Dynamic, RsvQueue::Static] {
+        reassigning_keeps_order_with(rsv);
+    }
+}
+
+fn reassigning_keeps_order_with(rsv: RsvQueue) {
     let topo = FatTree::k_ary(4).build().unwrap();
     let hosts: Vec<u32> = topo.hosts.iter().map(|h| h.0).collect();
     let mut rng = stream(3, Stream::Other(14));
@@ -121,16 +128,27 @@ fn reassigning_never_reorders_a_flow() {
         }
     }
     flows.sort_by_key(|f| f.start);
-    let mut p = aquarius(AquariusConfig::default());
+    let mut p = aquarius(AquariusConfig {
+        rsv,
+        ..AquariusConfig::default()
+    });
     p.switch.unlimited_buffer = true;
     let sim = run_checked(topo, &flows, p);
     let stats = sim.hop_stats().aquarius;
-    assert!(stats.reassigns > 10, "{stats:?}");
-    assert!(stats.queue_pauses > 0, "{stats:?}");
+    assert!(stats.reassigns > 10, "{rsv:?}: {stats:?}");
+    assert!(stats.queue_pauses > 0, "{rsv:?}: {stats:?}");
+    match rsv {
+        RsvQueue::Dynamic => assert!(stats.rsv_allocations > 0, "{stats:?}"),
+        RsvQueue::Static => assert_eq!(
+            (stats.rsv_allocations, stats.rsv_unavailable),
+            (0, 0),
+            "a static rsvQ is never allocated and never missing: {stats:?}"
+        ),
+    }
     assert_eq!(
         sim.counters().out_of_order,
         0,
-        "no packet overtook an earlier one of its flow"
+        "{rsv:?}: no packet overtook an earlier one of its flow"
     );
 }
 

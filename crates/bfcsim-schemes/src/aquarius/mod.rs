@@ -45,6 +45,18 @@ pub enum ActiveQueues {
     Unpaused,
 }
 
+/// Where the reserved queue (rsvQ) of §3.3 comes from: "The rsvQ can be dynamically allocated or statically
+/// configured."
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RsvQueue {
+    /// §4's choice: taken from the empty queues when a PAUSE first needs it, released when it is empty again;
+    /// when no queue is empty the flow's shared queue is paused instead.
+    Dynamic,
+    /// The port's last data queue, set aside: never mapped to a new flow, never released, always available.
+    Static,
+}
+
 /// Aquarius's parameters. Defaults are the paper's where it gives them (§3.2, §4) and documented choices where
 /// it does not.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,6 +81,8 @@ pub struct AquariusConfig {
     /// Opportunistic re-assigning (§3.3). Off, a PAUSE always pauses the flow's whole queue upstream (the
     /// ablation of contribution-aware pausing alone).
     pub reassign: bool,
+    /// Where the rsvQ comes from (§3.3).
+    pub rsv: RsvQueue,
     /// Flow-table entries per queue of each egress port (§5: an array without collision resolution, like BFC's
     /// 100 ×).
     pub flow_table_per_queue: u32,
@@ -91,6 +105,7 @@ impl Default for AquariusConfig {
             hrtt: None,
             mtu: None,
             reassign: true,
+            rsv: RsvQueue::Dynamic,
             flow_table_per_queue: 100,
             exact_flow_table: false,
             watchdog: Time::from_ms(2),

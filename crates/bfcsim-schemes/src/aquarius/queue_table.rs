@@ -54,6 +54,8 @@ pub struct QueueTable {
     /// Per queue, the flows whose PAUSE paused it (as the only flow not yet paused there).
     held_by: Vec<Vec<u64>>,
     rsv: Option<u16>,
+    /// The rsvQ is statically configured (§3.3): set aside for good, never released.
+    fixed_rsv: bool,
     rsv_paused: bool,
     members: Vec<Member>,
     /// Flows paused while they had no packet here and no rsvQ to wait in: their next packet's queue is paused
@@ -62,15 +64,25 @@ pub struct QueueTable {
 }
 
 impl QueueTable {
-    /// The table of a port with `queues` queues.
+    /// The table of a port with `queues` queues whose rsvQ is allocated dynamically (§4).
     pub fn new(queues: usize) -> QueueTable {
         QueueTable {
             flows: vec![0; queues],
             held_by: vec![Vec::new(); queues],
             rsv: None,
+            fixed_rsv: false,
             rsv_paused: false,
             members: Vec::new(),
             pending: Vec::new(),
+        }
+    }
+
+    /// The table of a port with `queues` queues whose rsvQ is queue `rsv`, statically configured (§3.3).
+    pub fn with_static_rsv(queues: usize, rsv: u16) -> QueueTable {
+        QueueTable {
+            rsv: Some(rsv),
+            fixed_rsv: true,
+            ..QueueTable::new(queues)
         }
     }
 
@@ -258,10 +270,13 @@ impl QueueTable {
     }
 
     /// §3.3: "When rsvQ becomes empty, it is released to the initial dynamic flow mapping." Only an rsvQ that
-    /// is not paused is released: a paused one still holds back flows that have no packet in it yet.
+    /// is not paused is released: a paused one still holds back flows that have no packet in it yet. A static
+    /// rsvQ stays set aside, and only forgets its flows.
     fn release_if_done(&mut self, rsv_empty: bool) {
         if rsv_empty && !self.rsv_paused {
-            self.rsv = None;
+            if !self.fixed_rsv {
+                self.rsv = None;
+            }
             self.members.clear();
         }
     }
@@ -418,5 +433,28 @@ mod tests {
         assert_eq!(t.mapped(20, 2), Some(QueueAction::Pause(2)));
         assert_eq!(t.mapped(20, 2), None, "once");
         assert_eq!(t.handle_resume(20, false), Some(QueueAction::Resume(2)));
+    }
+
+    #[test]
+    fn a_static_rsvq_is_always_there_and_never_released() {
+        let mut t = QueueTable::with_static_rsv(8, 7);
+        t.flow_active(2);
+        t.flow_active(2);
+        assert_eq!(t.rsv(), Some(7));
+        let p = t.handle_pause(A, Some(2), 1, true, || {
+            unreachable!("a static rsvQ needs no empty queue")
+        });
+        assert_eq!(
+            (p.action, p.moved_to, p.allocated),
+            (Some(QueueAction::Pause(7)), Some(7), false)
+        );
+        assert_eq!(
+            t.handle_resume(A, false),
+            None,
+            "a's earlier packet is still in queue 2"
+        );
+        assert_eq!(t.departed(A, 2, true), Some(QueueAction::Resume(7)));
+        assert_eq!(t.rsv(), Some(7), "kept when empty");
+        assert_eq!(t.forced(A), None, "its flows are forgotten");
     }
 }

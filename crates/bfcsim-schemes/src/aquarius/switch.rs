@@ -14,7 +14,7 @@ use std::ops::Range;
 use bfcsim_core::{Bytes, Rate, Time};
 
 use super::queue_table::{QueueAction, QueueTable};
-use super::{ActiveQueues, AquariusConfig, Mapping};
+use super::{ActiveQueues, AquariusConfig, Mapping, RsvQueue};
 use crate::bfc::EgressView;
 use crate::bfc::flow_table::{FlowTable, Slot};
 
@@ -232,7 +232,10 @@ impl AquariusSwitch {
             table,
             ports: (0..ports)
                 .map(|_| Port {
-                    table: QueueTable::new(queues),
+                    table: match cfg.rsv {
+                        RsvQueue::Dynamic => QueueTable::new(queues),
+                        RsvQueue::Static => QueueTable::with_static_rsv(queues, queues as u16 - 1),
+                    },
                     last: vec![None; queues],
                     t_avg: vec![None; queues],
                 })
