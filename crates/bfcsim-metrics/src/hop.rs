@@ -167,6 +167,9 @@ pub struct AquariusReport {
     pub rsv_allocations: u64,
     /// PAUSEs that needed a reserved queue but found no empty queue (the shared queue paused instead).
     pub rsv_unavailable: u64,
+    /// Paused flows moved to the reserved queue when a new flow joined the queue held for them
+    /// (`reassign_on_join`).
+    pub join_reassigns: u64,
     /// Congested packets of a flow that collided in its flow-table entry with the flow the entry's PAUSE named:
     /// nothing pauses such a flow upstream.
     pub unpaused_congested: u64,
@@ -184,7 +187,15 @@ impl std::fmt::Display for AquariusReport {
             self.rsv_allocations,
             self.rsv_unavailable,
             self.unpaused_congested,
-        )
+        )?;
+        if self.join_reassigns > 0 {
+            write!(
+                f,
+                "; {} paused flows re-assigned when a new flow joined their queue",
+                self.join_reassigns
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -98,16 +98,19 @@ fn fig4_reassigns_f3_keeps_f4_and_delivers_in_order() {
 }
 
 /// A k = 4 fat-tree with random flows and incasts, dynamic mapping over 8 queues: many PAUSEs re-assign flows
-/// that share queues, to a dynamically allocated rsvQ or a static one (§3.3), and every packet still arrives in
-/// order. Unlimited buffers keep the run lossless.
+/// that share queues, to a dynamically allocated rsvQ or a static one (§3.3), and, with `reassign_on_join`,
+/// lone paused flows a new flow joins; every packet still arrives in order. Unlimited buffers keep the run
+/// lossless.
 #[test]
 fn reassigning_never_reorders_a_flow() {
     for rsv in [RsvQueue::Dynamic, RsvQueue::Static] {
-        reassigning_keeps_order_with(rsv);
+        for reassign_on_join in [false, true] {
+            reassigning_keeps_order_with(rsv, reassign_on_join);
+        }
     }
 }
 
-fn reassigning_keeps_order_with(rsv: RsvQueue) {
+fn reassigning_keeps_order_with(rsv: RsvQueue, reassign_on_join: bool) {
     let topo = FatTree::k_ary(4).build().unwrap();
     let hosts: Vec<u32> = topo.hosts.iter().map(|h| h.0).collect();
     let mut rng = stream(3, Stream::Other(14));
@@ -121,21 +124,28 @@ fn reassigning_keeps_order_with(rsv: RsvQueue) {
         let size = [2_000, 30_000, 200_000, 1_500_000][rng.random_range(0..4)];
         flows.push(flow(src, dst, size, Time::from_ns(i * 500)));
     }
-    // Two incasts of every other host to host 0.
-    for k in 0..2u64 {
+    // Sixteen incasts, 2 us apart, of every other host to host 0: 240 flows over ports of 8 queues, so that new
+    // flows find every queue paused for lone flows.
+    for k in 0..16u64 {
         for &src in hosts.iter().skip(1) {
-            flows.push(flow(src, hosts[0], 100_000, Time::from_us(50 + 100 * k)));
+            flows.push(flow(src, hosts[0], 200_000, Time::from_us(50 + 2 * k)));
         }
     }
     flows.sort_by_key(|f| f.start);
     let mut p = aquarius(AquariusConfig {
         rsv,
+        reassign_on_join,
         ..AquariusConfig::default()
     });
     p.switch.unlimited_buffer = true;
     let sim = run_checked(topo, &flows, p);
     let stats = sim.hop_stats().aquarius;
     assert!(stats.reassigns > 10, "{rsv:?}: {stats:?}");
+    assert_eq!(
+        stats.join_reassigns > 0,
+        reassign_on_join,
+        "{rsv:?}, reassign_on_join {reassign_on_join}: {stats:?}"
+    );
     assert!(stats.queue_pauses > 0, "{rsv:?}: {stats:?}");
     match rsv {
         RsvQueue::Dynamic => assert!(stats.rsv_allocations > 0, "{stats:?}"),
@@ -148,7 +158,7 @@ fn reassigning_keeps_order_with(rsv: RsvQueue) {
     assert_eq!(
         sim.counters().out_of_order,
         0,
-        "{rsv:?}: no packet overtook an earlier one of its flow"
+        "{rsv:?}, reassign_on_join {reassign_on_join}: no packet overtook an earlier one of its flow"
     );
 }
 

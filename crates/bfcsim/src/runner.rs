@@ -697,6 +697,7 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
                 reassigns: a.reassigns,
                 rsv_allocations: a.rsv_allocations,
                 rsv_unavailable: a.rsv_unavailable,
+                join_reassigns: a.join_reassigns,
                 unpaused_congested: a.unpaused_congested,
             }
         }),

@@ -19,7 +19,7 @@ pub mod switch;
 use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
 
-pub use queue_table::{QueueAction, QueueTable};
+pub use queue_table::{Joined, QueueAction, QueueTable};
 pub use switch::{AquariusStats, AquariusSwitch, Arrival, Departure, Enqueued, Signal, View};
 
 /// How a switch maps a new active flow (one with no packets buffered at the egress) to a queue.
@@ -83,6 +83,12 @@ pub struct AquariusConfig {
     pub reassign: bool,
     /// Where the rsvQ comes from (§3.3).
     pub rsv: RsvQueue,
+    /// Re-assign on a later share: when a new flow finds every queue of the port paused and joins one held for
+    /// flows that were alone there, those flows now share it with an uncongested flow and move to the rsvQ as
+    /// §3.3 moves a paused flow that shares its queue, and the queue resumes. The paper applies §3.3's two
+    /// rules when the PAUSE arrives and does not say what happens when the sharing begins later; off, the new
+    /// flow waits in the paused queue.
+    pub reassign_on_join: bool,
     /// Flow-table entries per queue of each egress port (§5: an array without collision resolution, like BFC's
     /// 100 ×).
     pub flow_table_per_queue: u32,
@@ -106,6 +112,7 @@ impl Default for AquariusConfig {
             mtu: None,
             reassign: true,
             rsv: RsvQueue::Dynamic,
+            reassign_on_join: false,
             flow_table_per_queue: 100,
             exact_flow_table: false,
             watchdog: Time::from_ms(2),

@@ -46,6 +46,19 @@ pub struct Paused {
     pub unavailable: bool,
 }
 
+/// What [`QueueTable::joined`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Joined {
+    /// Queue changes at the port, in order: the rsvQ paused, the joined queue resumed.
+    pub actions: [Option<QueueAction>; 2],
+    /// The flows moved to the rsvQ: their later packets go there.
+    pub moved: Vec<u64>,
+    /// The rsvQ they moved to.
+    pub rsv: Option<u16>,
+    /// It was allocated for them.
+    pub allocated: bool,
+}
+
 /// The QueueTable of one egress port (§3.3).
 #[derive(Clone, Debug)]
 pub struct QueueTable {
@@ -195,6 +208,50 @@ impl QueueTable {
             sole: false,
             allocated,
             unavailable: false,
+        }
+    }
+
+    /// A new uncongested flow was mapped to queue `q` (every queue of the port was paused, so it took the
+    /// shortest, §3.1). If `q` is held paused for flows that were alone there, they now share it with an
+    /// uncongested flow: they move to the rsvQ (allocated with `find_empty` if none is) as §3.3 moves a paused
+    /// flow that shares its queue, `packets(key)` giving the packets each has at the port, all in `q`; and `q`
+    /// resumes. Returns the flows moved, the rsvQ, and the queue changes; nothing when no rsvQ can be had.
+    pub fn joined(
+        &mut self,
+        q: u16,
+        packets: impl Fn(u64) -> u32,
+        find_empty: impl FnOnce() -> Option<u16>,
+    ) -> Joined {
+        let held = &self.held_by[q as usize];
+        if held.is_empty() {
+            return Joined::default();
+        }
+        let (rsv, allocated) = match self.rsv {
+            Some(r) => (r, false),
+            None => match find_empty() {
+                Some(r) => (r, true),
+                None => return Joined::default(),
+            },
+        };
+        if allocated {
+            self.rsv = Some(rsv);
+            self.rsv_paused = false;
+        }
+        let moved = std::mem::take(&mut self.held_by[q as usize]);
+        for &key in &moved {
+            self.flow_idle(q);
+            self.flow_active(rsv);
+            self.members.push(Member {
+                key,
+                resumed: false,
+                earlier: packets(key),
+            });
+        }
+        Joined {
+            actions: [self.hold_rsv(), Some(QueueAction::Resume(q))],
+            moved,
+            rsv: Some(rsv),
+            allocated,
         }
     }
 
@@ -456,5 +513,43 @@ mod tests {
         assert_eq!(t.departed(A, 2, true), Some(QueueAction::Resume(7)));
         assert_eq!(t.rsv(), Some(7), "kept when empty");
         assert_eq!(t.forced(A), None, "its flows are forgotten");
+    }
+
+    #[test]
+    fn a_new_flow_joining_a_queue_held_for_a_lone_flow_moves_that_flow_to_the_rsvq() {
+        let mut t = port();
+        // c is alone in queue 5; its PAUSE pauses the queue.
+        assert_eq!(
+            t.handle_pause(C, Some(5), 4, true, || unreachable!())
+                .action,
+            Some(QueueAction::Pause(5))
+        );
+        // Every queue paused, a new flow takes queue 5: c now shares it, and moves to the rsvQ (queue 6) with
+        // its 4 packets in queue 5 counted as earlier ones; queue 5 serves again.
+        t.flow_active(5);
+        let j = t.joined(5, |k| if k == C { 4 } else { 0 }, || Some(6));
+        assert_eq!(
+            j,
+            Joined {
+                actions: [Some(QueueAction::Pause(6)), Some(QueueAction::Resume(5))],
+                moved: vec![C],
+                rsv: Some(6),
+                allocated: true,
+            }
+        );
+        assert_eq!(t.forced(C), Some(6));
+        assert_eq!((t.flows_in(5), t.flows_in(6)), (1, 1));
+        // c's RESUME and its earlier packets' departures resume the rsvQ, as for a PAUSE that re-assigned it.
+        assert_eq!(t.handle_resume(C, false), None);
+        for left in (0..4).rev() {
+            let r = t.departed(C, 5, true);
+            assert_eq!(r, (left == 0).then_some(QueueAction::Resume(6)));
+        }
+        // A queue held for nobody, or no rsvQ to be had: nothing happens.
+        assert_eq!(t.joined(2, |_| 0, || None), Joined::default());
+        let mut u = port();
+        u.handle_pause(C, Some(5), 4, true, || unreachable!());
+        assert_eq!(u.joined(5, |_| 4, || None), Joined::default());
+        assert_eq!(u.forced(C), Some(5));
     }
 }

@@ -110,9 +110,11 @@ pub struct Enqueued {
     pub high: bool,
     /// A PAUSE to send upstream (`pauseNum` went 0 → 1).
     pub signal: Option<Signal>,
-    /// The queue to pause at this port: a PAUSE for the flow came while it had no packet here and nothing to
-    /// re-assign it to, and this packet mapped it to a queue ([`QueueTable::mapped`]).
-    pub action: Option<QueueAction>,
+    /// Queue changes at this port, in order: a PAUSE for the flow came while it had no packet here and nothing
+    /// to re-assign it to, and this packet mapped it to a queue, now paused for it ([`QueueTable::mapped`]); or
+    /// the packet's new flow joined a queue held for lone paused flows, which moved to the rsvQ
+    /// ([`QueueTable::joined`], `reassign_on_join`).
+    pub actions: [Option<QueueAction>; 2],
 }
 
 /// A data packet leaving an egress queue (or refused by the buffer after its enqueue).
@@ -151,6 +153,8 @@ pub struct AquariusStats {
     pub rsv_allocations: u64,
     /// PAUSEs that needed an rsvQ but found no empty queue: the flow's shared queue was paused instead.
     pub rsv_unavailable: u64,
+    /// Paused flows moved to the rsvQ because a new flow joined the queue held for them (`reassign_on_join`).
+    pub join_reassigns: u64,
     /// Packets that found their flow-table entry holding another flow's packets (the table has no collision
     /// resolution, §5).
     pub index_collisions: u64,
@@ -169,6 +173,7 @@ bfcsim_core::add_fields!(AquariusStats {
     reassigns,
     rsv_allocations,
     rsv_unavailable,
+    join_reassigns,
     index_collisions,
     unpaused_congested,
 });
@@ -194,9 +199,17 @@ pub struct AquariusSwitch {
     hrtt: Time,
     mtu: u32,
     reassign: bool,
+    reassign_on_join: bool,
     table: FlowTable<FlowEntry>,
     ports: Vec<Port>,
     stats: AquariusStats,
+}
+
+/// An empty queue of `queues` that is not paused: where a dynamic rsvQ is taken from (§3.3).
+fn free_queue(queues: &Range<u16>, view: &impl View) -> Option<u16> {
+    queues
+        .clone()
+        .find(|&q| view.queue_packets(q as usize) == 0 && !view.is_paused(q as usize))
 }
 
 impl AquariusSwitch {
@@ -229,6 +242,7 @@ impl AquariusSwitch {
             hrtt: cfg.hrtt.unwrap_or(hrtt),
             mtu: cfg.mtu.unwrap_or(mtu),
             reassign: cfg.reassign,
+            reassign_on_join: cfg.reassign_on_join,
             table,
             ports: (0..ports)
                 .map(|_| Port {
@@ -276,7 +290,7 @@ impl AquariusSwitch {
         let key = self.table.key(a.out_port, a.hash, a.flow);
         let mut entry = self.table.get(key);
         let forced = self.ports[a.out_port as usize].table.forced(key);
-        let mut action = None;
+        let mut actions = [None; 2];
         if entry.size > 0 && entry.owner != a.flow {
             self.stats.index_collisions += 1;
         }
@@ -290,11 +304,14 @@ impl AquariusSwitch {
                 None => {
                     entry.queue = self.pick_queue(a, view);
                     let table = &mut self.ports[a.out_port as usize].table;
-                    action = table.mapped(key, entry.queue);
+                    actions[0] = table.mapped(key, entry.queue);
                     table
                 }
             };
             table.flow_active(entry.queue);
+            if forced.is_none() && actions[0].is_none() && self.reassign && self.reassign_on_join {
+                actions = self.rehome_held(a.out_port, entry.queue, &a.queues, view);
+            }
         }
         entry.size += 1;
         let q = entry.queue as usize;
@@ -324,7 +341,7 @@ impl AquariusSwitch {
             congested,
             high,
             signal: None,
-            action,
+            actions,
         };
         if congested {
             self.stats.unpaused_congested +=
@@ -348,6 +365,33 @@ impl AquariusSwitch {
         }
         self.table.set(key, entry);
         out
+    }
+
+    /// `reassign_on_join`: a new flow joined queue `q` of egress `port`; the lone paused flows it was held for
+    /// move to the rsvQ ([`QueueTable::joined`]), their flow-table entries with them.
+    fn rehome_held(
+        &mut self,
+        port: u16,
+        q: u16,
+        queues: &Range<u16>,
+        view: &impl View,
+    ) -> [Option<QueueAction>; 2] {
+        let flows = &self.table;
+        let j = self.ports[port as usize].table.joined(
+            q,
+            |key| flows.get(key).size,
+            || free_queue(queues, view),
+        );
+        if let Some(rsv) = j.rsv {
+            for &key in &j.moved {
+                let mut entry = self.table.get(key);
+                entry.queue = rsv;
+                self.table.set(key, entry);
+            }
+            self.stats.join_reassigns += j.moved.len() as u64;
+            self.stats.rsv_allocations += u64::from(j.allocated);
+        }
+        j.actions
     }
 
     /// Algorithm 1 line 4 (or the hash mapping): a queue for a new active flow, never the rsvQ and, while
@@ -456,12 +500,9 @@ impl AquariusSwitch {
         let entry = self.table.get(key);
         let current = (entry.size > 0).then_some(entry.queue);
         let table = &mut self.ports[out_port as usize].table;
-        let find_empty = || {
-            queues
-                .clone()
-                .find(|&q| view.queue_packets(q as usize) == 0 && !view.is_paused(q as usize))
-        };
-        let p = table.handle_pause(key, current, entry.size, self.reassign, find_empty);
+        let p = table.handle_pause(key, current, entry.size, self.reassign, || {
+            free_queue(&queues, view)
+        });
         if let Some(r) = p.moved_to {
             let mut entry = entry;
             entry.queue = r;

@@ -100,10 +100,11 @@ impl SchemeSide for Aquarius {
             unreachable!("Aquarius runs")
         };
         let en = a.switches[e.s].handle_enqueue(&arrival, &view);
-        // A PAUSE pending for the flow holds the queue it was just mapped to (whether or not the buffer takes the
-        // packet: the QueueTable holds the queue for the flow from now on).
-        if let Some(change) = queue_change(en.action) {
-            sh.set_port_paused(e.egress, e.out_sp, [change]);
+        // A PAUSE pending for the flow holds the queue it was just mapped to, or the lone flows the queue was held
+        // for moved to the rsvQ (whether or not the buffer takes the packet: the QueueTable's state has changed).
+        if en.actions.iter().any(Option::is_some) {
+            let changes = en.actions.into_iter().filter_map(queue_change);
+            sh.set_port_paused(e.egress, e.out_sp, changes);
         }
         let queue = en.queue as usize;
         let out_local = arrival.out_port as usize;
