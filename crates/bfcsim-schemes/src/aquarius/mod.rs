@@ -154,6 +154,34 @@ impl AquariusConfig {
         if self.frame_size == 0 {
             return Err("flow_control.frame_size must be at least 1 byte".into());
         }
+        if self.reassign_on_join && !self.reassign {
+            return Err(
+                "flow_control.reassign_on_join = true moves paused flows to the rsvQ, which needs \
+                 flow_control.reassign = true"
+                    .into(),
+            );
+        }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reassigning_on_a_join_needs_reassigning() {
+        let cfg = AquariusConfig {
+            reassign: false,
+            reassign_on_join: true,
+            ..AquariusConfig::default()
+        };
+        let err = cfg.validate().unwrap_err();
+        assert!(err.contains("flow_control.reassign = true"), "{err}");
+        let cfg = AquariusConfig {
+            reassign_on_join: true,
+            ..AquariusConfig::default()
+        };
+        assert_eq!(cfg.validate(), Ok(()));
     }
 }
