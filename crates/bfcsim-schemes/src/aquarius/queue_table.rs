@@ -168,40 +168,23 @@ impl QueueTable {
             self.pending.push(key);
             return Paused::default();
         }
-        let (rsv, allocated) = match self.rsv {
-            Some(r) => (r, false),
-            None => match find_empty() {
-                Some(r) => (r, true),
+        let Some((rsv, allocated)) = self.take_rsv(find_empty) else {
+            return match current {
+                Some(q) => Paused {
+                    unavailable: true,
+                    ..self.hold(q, key)
+                },
                 None => {
-                    return match current {
-                        Some(q) => Paused {
-                            unavailable: true,
-                            ..self.hold(q, key)
-                        },
-                        None => {
-                            self.pending.push(key);
-                            Paused {
-                                unavailable: true,
-                                ..Paused::default()
-                            }
-                        }
-                    };
+                    self.pending.push(key);
+                    Paused {
+                        unavailable: true,
+                        ..Paused::default()
+                    }
                 }
-            },
+            };
         };
-        if allocated {
-            self.rsv = Some(rsv);
-            self.rsv_paused = false;
-        }
-        if let Some(q) = current {
-            self.flow_idle(q);
-            self.flow_active(rsv);
-        }
-        self.members.push(Member {
-            key,
-            resumed: false,
-            earlier: if current.is_some() { size } else { 0 },
-        });
+        let earlier = if current.is_some() { size } else { 0 };
+        self.enrol(key, current, rsv, earlier);
         Paused {
             action: self.hold_rsv(),
             moved_to: Some(rsv),
@@ -222,30 +205,15 @@ impl QueueTable {
         packets: impl Fn(u64) -> u32,
         find_empty: impl FnOnce() -> Option<u16>,
     ) -> Joined {
-        let held = &self.held_by[q as usize];
-        if held.is_empty() {
+        if self.held_by[q as usize].is_empty() {
             return Joined::default();
         }
-        let (rsv, allocated) = match self.rsv {
-            Some(r) => (r, false),
-            None => match find_empty() {
-                Some(r) => (r, true),
-                None => return Joined::default(),
-            },
+        let Some((rsv, allocated)) = self.take_rsv(find_empty) else {
+            return Joined::default();
         };
-        if allocated {
-            self.rsv = Some(rsv);
-            self.rsv_paused = false;
-        }
         let moved = std::mem::take(&mut self.held_by[q as usize]);
         for &key in &moved {
-            self.flow_idle(q);
-            self.flow_active(rsv);
-            self.members.push(Member {
-                key,
-                resumed: false,
-                earlier: packets(key),
-            });
+            self.enrol(key, Some(q), rsv, packets(key));
         }
         Joined {
             actions: [self.hold_rsv(), Some(QueueAction::Resume(q))],
@@ -253,6 +221,32 @@ impl QueueTable {
             rsv: Some(rsv),
             allocated,
         }
+    }
+
+    /// The rsvQ, allocated with `find_empty` if none is: the queue and whether it was allocated now; `None`
+    /// when there is none and no queue is empty.
+    fn take_rsv(&mut self, find_empty: impl FnOnce() -> Option<u16>) -> Option<(u16, bool)> {
+        if let Some(r) = self.rsv {
+            return Some((r, false));
+        }
+        let r = find_empty()?;
+        self.rsv = Some(r);
+        self.rsv_paused = false;
+        Some((r, true))
+    }
+
+    /// Flow `key` is re-assigned to rsvQ `rsv`: mapped there from queue `from` (`None`: it has no packet at the
+    /// port), with `earlier` packets left in `from` that must leave before the rsvQ may resume.
+    fn enrol(&mut self, key: u64, from: Option<u16>, rsv: u16, earlier: u32) {
+        if let Some(q) = from {
+            self.flow_idle(q);
+            self.flow_active(rsv);
+        }
+        self.members.push(Member {
+            key,
+            resumed: false,
+            earlier,
+        });
     }
 
     /// Pauses queue `q` for flow `key`, alone there among the flows not yet paused.
