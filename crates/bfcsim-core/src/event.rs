@@ -35,9 +35,14 @@ pub trait EventBits: Copy {
 
 const EVENT_BITS: u32 = 24;
 const EVENT_MASK: u64 = (1 << EVENT_BITS) - 1;
-const BUCKETS: usize = 8192;
+/// Buckets in the ring: 4096 lines, 256 KiB, which stays in a core's L2 beside the packets and queues. 8192 made
+/// the ring 512 KiB with half as many keys per bucket: on the 1 ms CLOS-128 bench, 4096 costs 0.4% more
+/// instructions (fuller buckets, more spills) and saves 13% of DCTCP's L2 misses and 7% of BFC's; 2048 saved 21%
+/// but cost 4.5% more instructions (BENCHMARKS.md, "a fifth pass").
+const BUCKETS: usize = 4096;
 const WORDS: usize = BUCKETS / 64;
-const SUMMARY: usize = WORDS / 64;
+/// Words of the summary bitmap, one bit per word of `occupied` (at least one, for rings under 4096 buckets).
+const SUMMARY: usize = WORDS.div_ceil(64);
 /// Keys a bucket holds in place: seven `u64` and the bookkeeping fill one 64-byte line.
 const INLINE: usize = 7;
 /// The widest slot: its time offsets and the event bits fill a `u64` key.

@@ -318,10 +318,34 @@ impl PortQueues {
     pub fn count(&self) -> usize {
         self.queues.len()
     }
-    /// Every queued packet id (for end-of-run accounting).
+
+    /// The queues holding packets, in index order, found from the bitmap of empty queues so that the empty
+    /// ones are not read: a BFC port has 32 queues, mostly empty, and the runner's active-flow sampler visits
+    /// every switch port every 10 µs (reading every queue's header cost BFC's CLOS-128 run 6% of its cache
+    /// misses).
+    fn occupied(&self) -> impl Iterator<Item = &Fifo> + '_ {
+        let n = self.queues.len();
+        self.bits.iter().enumerate().flat_map(move |(w, b)| {
+            let width = (n - w * 64).min(64);
+            let all = if width == 64 {
+                u64::MAX
+            } else {
+                (1 << width) - 1
+            };
+            let mut held = !b.empty & all;
+            std::iter::from_fn(move || {
+                (held != 0).then(|| {
+                    let q = w * 64 + held.trailing_zeros() as usize;
+                    held &= held - 1;
+                    &self.queues[q]
+                })
+            })
+        })
+    }
+
+    /// Every queued packet id, queue by queue (for end-of-run accounting and the active-flow sampler).
     pub fn iter(&self) -> impl Iterator<Item = PacketId> + '_ {
-        self.queues
-            .iter()
+        self.occupied()
             .flat_map(|f| f.pkts.iter().map(|&(id, _)| id))
     }
 
@@ -412,6 +436,32 @@ mod tests {
             None,
             "a paused empty queue is not available"
         );
+    }
+
+    #[test]
+    fn iter_visits_the_occupied_queues_in_order() {
+        // Three bitmap words, the last partial; queues filled across word boundaries, one of them emptied again.
+        let n = 130;
+        let mut pq = PortQueues::new(&vec![0; n], 1000);
+        assert_eq!(pq.iter().count(), 0);
+        let filled = [0, 5, 63, 64, 127, 128, 129];
+        for (i, &q) in filled.iter().enumerate().rev() {
+            pq.push(q, PacketId(10 * i as u32), 100);
+            pq.push(q, PacketId(10 * i as u32 + 1), 100);
+        }
+        let ids = |pq: &PortQueues| pq.iter().map(|id| id.0).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&pq),
+            [0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51, 60, 61]
+        );
+        assert_eq!(
+            pq.iter_queue(64).map(|id| id.0).collect::<Vec<_>>(),
+            [30, 31]
+        );
+        // Queue 129 joined the ring first and its turn covers both packets: it is empty again.
+        pq.pop();
+        pq.pop();
+        assert_eq!(ids(&pq), [0, 1, 10, 11, 20, 21, 30, 31, 40, 41, 50, 51]);
     }
 
     #[test]

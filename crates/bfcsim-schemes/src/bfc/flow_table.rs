@@ -157,20 +157,21 @@ impl<E: Copy + Default> LiveMap<E> {
 
     /// The map rebuilt with the entries `keep` accepts, in as many slots as now or four times as many as it
     /// keeps, whichever is more: a rebuild is then at least a quarter of its slots' insertions away from the
-    /// next.
+    /// next. One scan of the slots gathers the kept entries, which are then placed from that short list: a
+    /// second scan (one to count them, one to place them) read the whole map, larger than the cache, twice.
     #[cold]
     fn rebuilt(&self, keep: impl Fn(&E) -> bool) -> LiveMap<E> {
-        let kept = self
+        let kept: Vec<(EntryKey, E)> = self
             .slots
             .iter()
             .filter(|(k, e)| *k != EMPTY && keep(e))
-            .count();
-        let mut map = LiveMap::with_slots((4 * kept).next_power_of_two().max(self.slots.len()));
-        for &(k, e) in &self.slots {
-            if k != EMPTY && keep(&e) {
-                let i = map.find(k);
-                map.fill(i, k, e);
-            }
+            .copied()
+            .collect();
+        let mut map =
+            LiveMap::with_slots((4 * kept.len()).next_power_of_two().max(self.slots.len()));
+        for (k, e) in kept {
+            let i = map.find(k);
+            map.fill(i, k, e);
         }
         map
     }
