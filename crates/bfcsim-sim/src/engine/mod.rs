@@ -179,6 +179,11 @@ struct Wire {
     /// The port at the far end (a packet arrives at that port's node through it).
     peer: PortId,
     owner: Owner,
+    /// The device at the far end (`peer`'s owner) and, when it is a switch, that switch's index: a delivery
+    /// reads them here, in the line it reads anyway, instead of in the peer's wire and its switch port (two
+    /// cache misses per switch hop on a large fabric).
+    far: Owner,
+    far_switch: u32,
     busy_until: Time,
     wake_pending: bool,
     /// The shard owning the far end when another one does ([`LOCAL`] otherwise): packets leave as parcels.
@@ -556,6 +561,9 @@ impl Shard {
                 let link = &topo.links[port.link.idx()];
                 let far = topo.ports[port.peer.idx()].node.idx();
                 let into_switch = topo.nodes[far].kind == NodeKind::Switch;
+                let owner_of = |p: PortId| {
+                    port_owner[p.idx()].expect("every port belongs to a host or a switch")
+                };
                 let far_shard = own.node_shard[far];
                 Wire {
                     rate: link.rate,
@@ -567,7 +575,9 @@ impl Shard {
                             Time::ZERO
                         },
                     peer: port.peer,
-                    owner: port_owner[i].expect("every port belongs to a host or a switch"),
+                    owner: owner_of(PortId::from_idx(i)),
+                    far: owner_of(port.peer),
+                    far_switch: switch_of_node[far],
                     busy_until: Time::ZERO,
                     wake_pending: false,
                     remote: if far_shard == own.node_shard[port.node.idx()] {
@@ -991,14 +1001,14 @@ impl Shard {
         if let Some(&(next, _)) = w.in_flight.front() {
             self.events.push(next, Event::Deliver(port));
         }
-        let peer = w.peer;
+        let (peer, far, far_switch) = (w.peer, w.far, w.far_switch);
         let kind = self.packets.get(pkt).kind;
         if kind.is_hop_local() {
             self.scheme_frame(peer, pkt);
             return;
         }
-        match self.wires[peer.idx()].owner {
-            Owner::Switch(sp) => self.switch_receive(sp, pkt),
+        match far {
+            Owner::Switch(sp) => self.switch_receive(sp, far_switch as usize, pkt),
             Owner::Host(h) => self.host_receive(h, pkt),
         }
     }
@@ -1006,12 +1016,11 @@ impl Shard {
     // ----------------------------------------------------------------------------------------------------
     // Switches
 
-    /// A packet entered switch port `in_sp`: route it, admit it into the egress queue, or drop it. Always
-    /// inlined into the event loop: it is the one caller's hottest path, and the inliner's size limit left it
-    /// out of line as soon as routing grew a branch (+1.5% instructions on the 1 ms bench).
+    /// A packet entered port `in_sp` of switch `s`: route it, admit it into the egress queue, or drop it.
+    /// Always inlined into the event loop: it is the one caller's hottest path, and the inliner's size limit
+    /// left it out of line as soon as routing grew a branch (+1.5% instructions on the 1 ms bench).
     #[inline(always)]
-    fn switch_receive(&mut self, in_sp: u32, pkt: PacketId) {
-        let s = self.sw_ports[in_sp as usize].switch as usize;
+    fn switch_receive(&mut self, in_sp: u32, s: usize, pkt: PacketId) {
         // Read in place; the one copy of the packet is the scheme's, in `Entry`.
         let p = self.packets.get(pkt);
         let egress = match self.scheme_route(s, p) {
