@@ -11,6 +11,7 @@
 //! parallel ring per queue carries each packet's rank (its flow's remaining bytes), for the same reason.
 
 use std::collections::VecDeque;
+use std::ops::{Index, IndexMut};
 
 use bfcsim_core::PacketId;
 
@@ -32,6 +33,44 @@ struct Bits {
     paused: u64,
 }
 
+/// The bit words of a port's queues, the first held inline: a port seldom has more than 64 queues, and every
+/// packet entering an empty queue reads and writes that word, which then shares the port's lines instead of
+/// costing a heap line of its own.
+#[derive(Clone, Debug)]
+struct BitWords {
+    first: Bits,
+    rest: Vec<Bits>,
+}
+
+impl BitWords {
+    fn iter(&self) -> impl Iterator<Item = &Bits> + '_ {
+        std::iter::once(&self.first).chain(&self.rest)
+    }
+}
+
+impl Index<usize> for BitWords {
+    type Output = Bits;
+    #[inline]
+    fn index(&self, w: usize) -> &Bits {
+        if w == 0 {
+            &self.first
+        } else {
+            &self.rest[w - 1]
+        }
+    }
+}
+
+impl IndexMut<usize> for BitWords {
+    #[inline]
+    fn index_mut(&mut self, w: usize) -> &mut Bits {
+        if w == 0 {
+            &mut self.first
+        } else {
+            &mut self.rest[w - 1]
+        }
+    }
+}
+
 /// The queues of one egress port and their scheduler state.
 #[derive(Clone, Debug)]
 pub struct PortQueues {
@@ -39,7 +78,7 @@ pub struct PortQueues {
     /// Per level, the non-empty queues that are not paused, in DRR order.
     rings: Vec<VecDeque<u16>>,
     /// Empty and paused queues, 64 per word.
-    bits: Vec<Bits>,
+    bits: BitWords,
     quantum: u64,
     /// Serve one packet per turn whatever its size (the BFC artifact's round robin) instead of DRR.
     per_packet: bool,
@@ -70,15 +109,19 @@ impl PortQueues {
                 })
                 .collect(),
             rings: vec![VecDeque::new(); n_levels],
-            bits: (0..levels.len().div_ceil(64))
-                .map(|w| {
+            bits: {
+                let mut words = (0..levels.len().div_ceil(64)).map(|w| {
                     let n = (levels.len() - w * 64).min(64);
                     Bits {
                         empty: if n == 64 { u64::MAX } else { (1 << n) - 1 },
                         paused: 0,
                     }
-                })
-                .collect(),
+                });
+                BitWords {
+                    first: words.next().expect("at least one queue"),
+                    rest: words.collect(),
+                }
+            },
             quantum: quantum.max(1),
             per_packet: false,
             ranks: Vec::new(),
