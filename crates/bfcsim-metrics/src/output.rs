@@ -343,6 +343,14 @@ pub fn render_table(summary: &Summary) -> String {
             summary.dropped_packets,
             summary.packet_hops + summary.dropped_packets
         );
+        if let Some(mean) = summary.switch_port_loss {
+            let _ = writeln!(
+                out,
+                "  {:.4}% averaged over switch ports (each port's drops over its arrivals: the BCC authors' ns-2 \
+                 scripts' figure)",
+                mean * 100.0
+            );
+        }
     }
     if summary.timeouts > 0 || summary.duplicate_data > 0 {
         let _ = writeln!(

@@ -140,6 +140,10 @@ pub struct Summary {
     /// Data packets delivered whose bytes their receiver already had: retransmissions that were not needed
     /// (after a timeout that fired while nothing was lost, or a go-back beyond the lost packet).
     pub duplicate_data: u64,
+    /// The mean over switch egress ports that saw a packet of each port's drops over its arrivals, every kind:
+    /// the "Overall packet drop ratio" the BCC authors' ns-2 scripts print (`finish` in their
+    /// `tcp-traffic-gen.tcl` averages `pkt_drop_/pkt_tot_` over the switch queues); `None` without switches.
+    pub switch_port_loss: Option<f64>,
 }
 
 /// A flow reduced to what the statistics need.
@@ -155,10 +159,10 @@ impl Summary {
         self.dropped_data_packets as f64 / self.data_packets.max(1) as f64
     }
 
-    /// Packets dropped over packets that arrived at a queue, NIC or switch, of every kind: what the BCC
-    /// authors' ns-2 queue counts (`pkt_drop_ / pkt_tot_`, both counted at each enqueue, ACKs included; the
-    /// paper does not say which queues it sums, and a sum over all of them is this). A packet arrives at one
-    /// queue per link it crosses and at the one that drops it.
+    /// Packets dropped over packets that arrived at a queue, NIC or switch, of every kind (ACKs included): the
+    /// BCC authors' ns-2 queue counters (`pkt_drop_`, `pkt_tot_`, both counted at each enqueue) summed over
+    /// every queue. A packet arrives at one queue per link it crosses and at the one that drops it. The
+    /// authors' scripts print the mean of the switch ports' ratios instead ([`Summary::switch_port_loss`]).
     pub fn queue_loss_rate(&self) -> f64 {
         queue_loss_rate(self.dropped_packets, self.packet_hops)
     }
@@ -219,6 +223,7 @@ impl Summary {
             dropped_packets: 0,
             packet_hops: 0,
             duplicate_data: 0,
+            switch_port_loss: None,
         }
     }
 }
@@ -310,6 +315,19 @@ fn equal_count_rows(n: usize, samples: &[Sample]) -> Vec<BucketRow> {
 /// Drops over queue arrivals, `hops + dropped` ([`Summary::queue_loss_rate`]); 0 when nothing arrived.
 pub fn queue_loss_rate(dropped: u64, hops: u64) -> f64 {
     dropped as f64 / (hops + dropped).max(1) as f64
+}
+
+/// The mean over ports of drops over arrivals, each port given as `(arrivals, dropped)`; ports without
+/// arrivals are left out (ns-2's script would divide by zero), `None` when none is left
+/// ([`Summary::switch_port_loss`]).
+pub fn mean_port_loss(ports: impl IntoIterator<Item = (u64, u64)>) -> Option<f64> {
+    let (sum, n) = ports
+        .into_iter()
+        .filter(|&(arrived, _)| arrived > 0)
+        .fold((0.0, 0u32), |(sum, n), (arrived, dropped)| {
+            (sum + dropped as f64 / arrived as f64, n + 1)
+        });
+    (n > 0).then(|| sum / f64::from(n))
 }
 
 #[cfg(test)]
@@ -509,5 +527,18 @@ mod tests {
                 .groups
                 .is_empty()
         );
+    }
+
+    /// The BCC authors' figure averages the ports' ratios, so a busy port and a quiet one weigh the same; a
+    /// port nothing reached is left out.
+    #[test]
+    fn port_loss_is_the_mean_of_the_ports_ratios() {
+        let ports = [(1_000, 10), (100, 0), (0, 0), (4, 1)];
+        let mean = mean_port_loss(ports).unwrap();
+        assert!((mean - (0.01 + 0.0 + 0.25) / 3.0).abs() < 1e-12, "{mean}");
+        assert_eq!(mean_port_loss([(0, 0)]), None);
+        assert_eq!(mean_port_loss([]), None);
+        // Against every drop over every arrival: 11 of 1104.
+        assert!(queue_loss_rate(11, 1_104 - 11) < mean);
     }
 }

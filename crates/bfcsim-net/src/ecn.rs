@@ -6,7 +6,8 @@
 //! [`SharedEcn`] is BCC's shared-buffer ECN/RED (Bai et al., "One More Config Is Enough", IEEE/ACM ToN, §IV-B):
 //! the same RED, on the occupancy of a whole buffer pool instead of one queue, with thresholds derived from the
 //! Dynamic Threshold model (§IV-C, [`SharedEcn::derive`]). Both markers run on every packet and a packet is
-//! marked if either marks it.
+//! marked if either marks it. The pool's RED spaces its marks as RED does ([`Spacing::Count`], Floyd & Jacobson
+//! 1993 §7), or marks each packet independently ([`Spacing::Independent`]).
 
 use bfcsim_core::{Bytes, Rate, Time};
 use rand::RngExt;
@@ -72,7 +73,68 @@ impl Red {
         let p = self.pmax * (queue - self.kmin.0) as f64 / (self.kmax.0 - self.kmin.0) as f64;
         rng.random::<f64>() < p
     }
+
+    /// RED with its marks spaced by the count since the last one ([`Spacing::Count`]): a packet of `size` bytes
+    /// leaving at `occupancy`, where `full` is a full packet's size. At or below `kmin` the count restarts and
+    /// nothing is marked; at or above `kmax` every packet is (and restarts it); in between `p_b =
+    /// pmax·(occupancy − kmin)/(kmax − kmin)`, `p_a = p_b/(1 − count·p_b)` with `count` the full packets let
+    /// through since the last mark, this one included (1 when `count·p_b ≥ 1`), then scaled by `size/full`.
+    /// The comparisons and order are those of the BCC authors' `MyRED::sp_mark`.
+    pub fn should_mark_counted(
+        &self,
+        occupancy: u64,
+        size: u32,
+        full: u32,
+        since: &mut SinceMark,
+        rng: &mut impl rand::Rng,
+    ) -> bool {
+        since.0 += u64::from(size);
+        if occupancy <= self.kmin.0 {
+            since.0 = 0;
+            return false;
+        }
+        if occupancy >= self.kmax.0 {
+            since.0 = 0;
+            return true;
+        }
+        let full = f64::from(full.max(1));
+        let p_b = self.pmax * (occupancy - self.kmin.0) as f64 / (self.kmax.0 - self.kmin.0) as f64;
+        let count = since.0 as f64 / full;
+        let p_a = if count * p_b < 1.0 {
+            p_b / (1.0 - count * p_b)
+        } else {
+            1.0
+        };
+        let p = if p_a < 1.0 {
+            p_a * f64::from(size) / full
+        } else {
+            p_a
+        };
+        let mark = rng.random::<f64>() <= p;
+        if mark {
+            since.0 = 0;
+        }
+        mark
+    }
 }
+
+/// How RED chooses, inside its band, which packets to mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Spacing {
+    /// RED's own rule (Floyd & Jacobson 1993 §7, "Calculating the packet-marking probability"): the probability
+    /// `p_b` grows with the packets let through since the last mark, `p_a = p_b/(1 − count·p_b)`, so that marks
+    /// come at roughly even intervals rather than geometrically spread: about twice as many marks as
+    /// independent draws of `p_b`. Counted in bytes and scaled by the packet's size against a full packet (RED's
+    /// byte mode), after the count, as the BCC authors' ns-2 queue does (`MyRED::sp_mark`).
+    Count,
+    /// Each packet marked with probability `p_b`, independently of the others (HPCC's ns-3 RED).
+    Independent,
+}
+
+/// RED's count of bytes let through since its last mark ([`Spacing::Count`]), one per marking point.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SinceMark(pub u64);
 
 /// BCC's shared-buffer ECN/RED (§IV-B, §IV-C): RED on the shared occupancy of a buffer pool, with `kmax` and
 /// `kmin` derived from the pool unless given.
@@ -101,6 +163,9 @@ pub struct SharedEcn {
     pub rtt: Option<Time>,
     /// §V-C.1 "BCC cut-off": one threshold, the middle of the derived band, `kmin = kmax`.
     pub cutoff: bool,
+    /// How marks are spaced inside the band: RED's count since the last mark (§IV-B's "RED", and the authors'
+    /// ns-2 queue) or independent draws.
+    pub spacing: Spacing,
 }
 
 impl Default for SharedEcn {
@@ -114,6 +179,7 @@ impl Default for SharedEcn {
             lambda: 0.72,
             rtt: None,
             cutoff: false,
+            spacing: Spacing::Count,
         }
     }
 }
@@ -354,6 +420,55 @@ mod tests {
             }
             .validate()
             .is_err()
+        );
+    }
+
+    /// RED's count (Floyd & Jacobson §7) on a band where `p_b = 1/4`: after a mark the next full packets are
+    /// marked with probability 1/3, 1/2, then 1, so the gaps between marks are 1, 2 or 3 packets, equally often:
+    /// twice `p_b`'s rate. Outside the band the count restarts; a small packet's chance is scaled by its size.
+    #[test]
+    fn red_count_spaces_the_marks() {
+        let mut rng = bfcsim_core::rng::stream(3, bfcsim_core::rng::Stream::Other(0));
+        let red = Red {
+            kmin: Bytes(1_000),
+            kmax: Bytes(3_000),
+            pmax: 0.5,
+        };
+        let mut since = SinceMark::default();
+        let mut gaps = [0u32; 5];
+        let mut gap = 0;
+        for _ in 0..30_000 {
+            gap += 1;
+            if red.should_mark_counted(2_000, 9_000, 9_000, &mut since, &mut rng) {
+                gaps[gap] += 1;
+                gap = 0;
+            }
+        }
+        assert_eq!(gaps[0], 0);
+        assert_eq!(gaps[4], 0, "no gap reaches 1/p_b: {gaps:?}");
+        for g in 1..=3 {
+            assert!((4_700..5_300).contains(&gaps[g]), "{gaps:?}");
+        }
+        // Independent draws of the same p_b: a quarter of the packets.
+        let independent = (0..30_000)
+            .filter(|_| red.should_mark(2_000, &mut rng))
+            .count();
+        assert!((7_100..7_900).contains(&independent), "{independent}");
+
+        since = SinceMark(27_000);
+        assert!(!red.should_mark_counted(1_000, 9_000, 9_000, &mut since, &mut rng));
+        assert_eq!(since, SinceMark(0), "at kmin the count restarts");
+        assert!(red.should_mark_counted(3_000, 9_000, 9_000, &mut since, &mut rng));
+        assert_eq!(since, SinceMark(0), "at kmax every packet is marked");
+        let acks = (0..30_000)
+            .filter(|_| {
+                let mut fresh = SinceMark::default();
+                red.should_mark_counted(2_000, 40, 9_000, &mut fresh, &mut rng)
+            })
+            .count();
+        assert!(
+            (15..55).contains(&acks),
+            "40 B of 9000: p_b/225, 33 expected: {acks}"
         );
     }
 }

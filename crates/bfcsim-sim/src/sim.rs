@@ -429,6 +429,11 @@ impl Sim {
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.of_port(port).port_tx_bytes(port)
     }
+    /// Packets that arrived at switch egress port `port`'s queues so far, every kind, and those of them its
+    /// buffer dropped (`None` for a host's port).
+    pub fn port_arrivals(&self, port: PortId) -> Option<(u64, u64)> {
+        self.of_port(port).port_arrivals(port)
+    }
     /// The most packets that were alive at once in one shard, added over shards (an upper bound on the most
     /// alive at once in the run; exact with one shard).
     pub fn peak_packets(&self) -> usize {

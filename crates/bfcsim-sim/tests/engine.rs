@@ -257,3 +257,44 @@ fn shared_buffer_ecn_marks_where_per_queue_ecn_does_not() {
         "shared-buffer ECN prevents most drops: {dropped_on} against {dropped_off}"
     );
 }
+
+/// Each switch egress port counts the packets that arrive at its queues and those its buffer drops (what the
+/// BCC authors' ns-2 queues count, `pkt_tot_` and `pkt_drop_`): on a star where eight senders overrun four
+/// receivers' ports in a small pool, the receivers' ports drop every lost packet and the senders' ports carry
+/// only ACKs and drop none.
+#[test]
+fn switch_ports_count_their_arrivals_and_drops() {
+    let flows: Vec<_> = (0..8)
+        .map(|s| flow(4 + s, s / 2, 20_000_000, Time::from_ns(13 * s as u64)))
+        .collect();
+    let mut p = params(dctcp());
+    p.switch.ports_per_pool = 4;
+    p.switch.pool_size = Some(bfcsim_core::Bytes(1_000_000));
+    p.switch.alpha = 1.0;
+    p.switch.ecn.enabled = false;
+    let topo = star(12);
+    let switch = topo.nodes.len() - 1;
+    assert_eq!(topo.nodes[switch].kind, bfcsim_net::NodeKind::Switch);
+    // The switch's port towards each host, by host.
+    let towards: Vec<PortId> = (0..12)
+        .map(|h| topo.ports[topo.nodes[h].ports[0].idx()].peer)
+        .collect();
+    let mut sim = Sim::new(topo, &flows, p).unwrap();
+    sim.run_until(Time::from_ms(2));
+    let counted: Vec<(u64, u64)> = towards
+        .iter()
+        .map(|&port| sim.port_arrivals(port).expect("a switch port"))
+        .collect();
+    let host_port = sim.topology().nodes[0].ports[0];
+    assert_eq!(sim.port_arrivals(host_port), None, "a host's port");
+    let dropped: u64 = counted.iter().map(|c| c.1).sum();
+    assert!(dropped > 0, "the receivers' ports overflow");
+    assert_eq!(dropped, sim.counters().dropped_pkts);
+    assert!(counted[..4].iter().all(|&(arrived, d)| arrived > d));
+    assert!(
+        counted[4..]
+            .iter()
+            .all(|&(arrived, d)| arrived > 0 && d == 0),
+        "the senders' ports carry ACKs and drop none: {counted:?}"
+    );
+}

@@ -300,6 +300,10 @@ pub struct Digest {
     /// Packet transmissions over a link, every kind (absent from digests of older versions).
     #[serde(default)]
     pub packet_hops: u64,
+    /// The mean over switch egress ports of each one's drops over its arrivals (the BCC authors' ns-2 scripts'
+    /// figure, [`bfcsim_metrics::Summary::switch_port_loss`]; absent from digests of older versions).
+    #[serde(default)]
+    pub port_loss: Option<f64>,
     /// End-of-run invariant violations, one more if the run stalled (`run.stall_after`): either makes the
     /// run unsound, and a sweep that had one exits with status 3.
     pub violations: usize,
@@ -391,6 +395,7 @@ impl Digest {
             data_packets: out.counters.data_pkts,
             dropped_data_packets: out.counters.dropped_data_pkts,
             packet_hops: out.counters.hops,
+            port_loss: s.switch_port_loss,
             violations: out.violations.len() + usize::from(out.stalled.is_some()),
         }
     }

@@ -57,9 +57,10 @@
 //! `fct.big.avg` (> 1 MB), and `fct.top.avg` (> 500 KB: the Web Server distribution ends at 1 MB, so its
 //! largest flows stand in for Aquarius's large ones); `[SET:]goodput` is the mean over a set's finished flows of
 //! size / FCT in Gb/s (Aquarius Fig. 5's average throughput per flow). `loss` is BCC §III-C's packet loss rate
-//! (data packets dropped over data packets sent); `loss.queues` counts as the BCC authors' ns-2 queues do (every
-//! packet dropped over every packet arriving at a queue, ACKs included;
-//! [`bfcsim_metrics::Summary::queue_loss_rate`]).
+//! (data packets dropped over data packets sent); `loss.queues` sums the BCC authors' ns-2 queue counters over
+//! every queue (every packet dropped over every packet arriving at a queue, ACKs included;
+//! [`bfcsim_metrics::Summary::queue_loss_rate`]); `loss.ports` is the figure the authors' scripts print, the mean
+//! over switch egress ports of each one's drops over its arrivals ([`bfcsim_metrics::Summary::switch_port_loss`]).
 //!
 //! A `metric` plot with `over = "LABEL"` divides each series' value by that series' value at the same axis
 //! point, as papers that normalise to a baseline draw (BCC Figs. 3 and 9-13); claims do the same with `over`.
@@ -492,6 +493,8 @@ pub enum Metric {
     Loss,
     /// Packets dropped over packets arriving at a queue, every kind.
     QueueLoss,
+    /// The mean over switch egress ports of each one's drops over its arrivals.
+    PortLoss,
     /// Retransmission timeouts.
     Timeouts,
     /// Unfinished flows.
@@ -510,7 +513,7 @@ impl Metric {
                 "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, \
                  [SET:]fct.small|medium|large|all|short|big.avg|p50|p95|p99|max, [SET:]goodput, buffer.p50|p99|max, paused.mean|max, \
                  active.mean|p99|above32, util.SET, throughput, single-delay.p99, core.up|down.p50|p99, idle, \
-                 drops, loss, loss.queues, timeouts, unfinished, retx or collisions)"
+                 drops, loss, loss.queues, loss.ports, timeouts, unfinished, retx or collisions)"
             )
         };
         let simple = match text {
@@ -530,6 +533,7 @@ impl Metric {
             "drops" => Some(Metric::Drops),
             "loss" => Some(Metric::Loss),
             "loss.queues" => Some(Metric::QueueLoss),
+            "loss.ports" => Some(Metric::PortLoss),
             "timeouts" => Some(Metric::Timeouts),
             "unfinished" => Some(Metric::Unfinished),
             "retx" => Some(Metric::Retransmitted),
@@ -629,6 +633,7 @@ impl Metric {
             }
             Metric::QueueLoss => (d.packet_hops > 0)
                 .then(|| bfcsim_metrics::summary::queue_loss_rate(d.drops, d.packet_hops)),
+            Metric::PortLoss => d.port_loss,
             Metric::Timeouts => Some(d.timeouts as f64),
             Metric::Unfinished => Some(d.unfinished as f64),
             Metric::Retransmitted => Some(d.retransmitted as f64 / d.injected.max(1) as f64),
@@ -688,6 +693,7 @@ impl Metric {
             Metric::Drops => "packets dropped".into(),
             Metric::Loss => "packet loss rate (data packets dropped of sent)".into(),
             Metric::QueueLoss => "packets dropped of arrivals at queues (ACKs included)".into(),
+            Metric::PortLoss => "mean over switch ports of packets dropped of arrivals".into(),
             Metric::Timeouts => "retransmission timeouts".into(),
             Metric::Unfinished => "unfinished flows".into(),
             Metric::Retransmitted => "retransmitted packets (of injected)".into(),
@@ -708,6 +714,7 @@ impl Metric {
             | Metric::Retransmitted
             | Metric::Loss
             | Metric::QueueLoss
+            | Metric::PortLoss
             | Metric::Collisions => Unit::Fraction,
             _ => Unit::Plain,
         }

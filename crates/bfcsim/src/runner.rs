@@ -522,6 +522,13 @@ pub fn simulate_probed(
     summary.dropped_packets = counters.dropped_pkts;
     summary.packet_hops = counters.hops;
     summary.duplicate_data = sim.counters().duplicates;
+    summary.switch_port_loss = bfcsim_metrics::summary::mean_port_loss(
+        topo.nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Switch)
+            .flat_map(|n| &n.ports)
+            .filter_map(|&p| sim.port_arrivals(p)),
+    );
     if active.count() > 0 {
         summary.active_flows = Some(ActiveFlowsReport::from_counts(&active, active_sum));
     }

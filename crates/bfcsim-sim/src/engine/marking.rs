@@ -10,7 +10,7 @@
 //!
 //! [`SharedEcn::derive`]: bfcsim_net::ecn::SharedEcn::derive
 
-use bfcsim_net::ecn::PoolFacts;
+use bfcsim_net::ecn::{PoolFacts, SinceMark, Spacing};
 
 use super::*;
 
@@ -23,28 +23,54 @@ impl Shard {
         p.ce = true;
     }
 
-    /// Whether RED/ECN marks a packet at `queue` of switch port `sp` now: the queue's own RED on its length, or
-    /// else BCC's shared-buffer RED on the occupancy of the port's buffer pool (a packet is marked if either
-    /// marks it, BCC §IV-B).
+    /// Whether RED/ECN marks a packet of `size` bytes at `queue` of switch port `sp` now: the queue's own RED on
+    /// its length, or BCC's shared-buffer RED on the occupancy of the port's buffer pool (a packet is marked if
+    /// either marks it, BCC §IV-B).
     #[inline(always)]
-    pub(super) fn ecn_marks(&mut self, sp: u32, queue: usize) -> bool {
+    pub(super) fn ecn_marks(&mut self, sp: u32, queue: usize, size: u32) -> bool {
         let out = &mut self.sw_ports[sp as usize];
         let red = &self.params.switch.ecn.red;
         // Inlined into the per-hop path, where the per-queue test is a compare or two; the flag sits in the
         // parameters the caller just read, and the pools' part stays out of line, run only when on.
-        red.should_mark(out.queues.queue_bytes(queue), &mut out.red_rng)
-            || (self.params.switch.ecn.shared.enabled && self.pool_marks(sp))
+        let own = red.should_mark(out.queues.queue_bytes(queue), &mut out.red_rng);
+        if self.params.switch.ecn.shared.enabled {
+            self.own_or_pool_marks(sp, size, own)
+        } else {
+            own
+        }
     }
 
-    /// BCC's shared-buffer RED on the occupancy of the buffer pool of switch port `sp`.
+    /// Whether a packet of `size` bytes at switch port `sp` is marked, its queue's RED having decided `own`: or
+    /// else BCC's shared-buffer RED marks it. With RED's count the pool's RED sees every packet, marked by the
+    /// queue's RED or not, as the authors' ns-2 queue runs both markers on each departure.
     #[inline(never)]
-    fn pool_marks(&mut self, sp: u32) -> bool {
+    fn own_or_pool_marks(&mut self, sp: u32, size: u32, own: bool) -> bool {
+        match self.params.switch.ecn.shared.spacing {
+            Spacing::Count => self.pool_marks(sp, size) | own,
+            Spacing::Independent => own || self.pool_marks(sp, size),
+        }
+    }
+
+    /// BCC's shared-buffer RED on the occupancy of the buffer pool of switch port `sp`, for a packet of `size`.
+    fn pool_marks(&mut self, sp: u32, size: u32) -> bool {
         let out = &mut self.sw_ports[sp as usize];
-        let sw = &self.switches[out.switch as usize];
+        let sw = &mut self.switches[out.switch as usize];
         let pool = sw.mmu.pool_of(out.local as usize);
-        sw.shared_red[pool]
-            .red
-            .should_mark(sw.mmu.pool_used(pool), &mut out.red_rng)
+        let red = &sw.shared_red[pool].red;
+        let used = sw.mmu.pool_used(pool);
+        match self.params.switch.ecn.shared.spacing {
+            Spacing::Count => {
+                let full = self.params.nic.payload + self.params.nic.header;
+                red.should_mark_counted(
+                    used,
+                    size,
+                    full,
+                    &mut sw.since_mark[out.local as usize],
+                    &mut out.red_rng,
+                )
+            }
+            Spacing::Independent => red.should_mark(used, &mut out.red_rng),
+        }
     }
 
     /// BCC's shared-buffer ECN/RED (`switch.ecn.shared`): each pool's thresholds from its size, its queues' α
@@ -85,6 +111,7 @@ impl Shard {
                 })
                 .collect();
             self.switches[s].shared_red = marking;
+            self.switches[s].since_mark = vec![SinceMark::default(); ports.len()];
         }
     }
 

@@ -31,7 +31,7 @@ use bfcsim_core::{
     Bytes, EventBits, EventQueue, FlowId, FlowSpec, LogHistogram, NodeId, PacketId, PortId, Rate,
     Slots, Time,
 };
-use bfcsim_net::ecn::{MarkPoint, PoolMarking};
+use bfcsim_net::ecn::{MarkPoint, PoolMarking, SinceMark};
 use bfcsim_net::int::IntStack;
 use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
@@ -204,6 +204,10 @@ struct SwitchPort {
     pause: pause::PauseClock,
     /// When the port's scheme timer is due (`Time::MAX`: none pending).
     timer_at: Time,
+    /// Packets dequeued to be sent, every kind: with the port's drops and what it holds, the arrivals at its
+    /// queues. Counted here, where the dequeue has the port at hand, rather than per transmission on every
+    /// wire (4 instructions per packet-hop).
+    sent: u64,
 }
 
 struct Switch {
@@ -213,6 +217,8 @@ struct Switch {
     rng: Rng,
     /// BCC's shared-buffer RED of each buffer pool, when on (`switch.ecn.shared`); empty otherwise.
     shared_red: Vec<PoolMarking>,
+    /// The pool RED's bytes since its last mark at each port (`Spacing::Count`); empty when the pools don't mark.
+    since_mark: Vec<SinceMark>,
 }
 
 struct Host {
@@ -412,6 +418,8 @@ pub struct Shard {
     flows_done: usize,
     counters: Counters,
     drops: [u64; DropReason::ALL.len()],
+    /// Packets each switch egress port's buffer dropped, by port (host ports stay 0).
+    port_drops: Vec<u64>,
     /// Data queue layout at switch ports.
     data_base: usize,
     queues_per_class: u64,
@@ -515,6 +523,7 @@ impl Shard {
                 seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
                 rng: rng::stream(params.seed, Stream::Node(i as u32)),
                 shared_red: Vec::new(),
+                since_mark: Vec::new(),
             });
             for (local, &p) in node.ports.iter().enumerate() {
                 port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
@@ -530,6 +539,7 @@ impl Shard {
                     red_rng: rng::stream(params.seed, Stream::Port(p.0)),
                     pause: pause::PauseClock::new(total_q),
                     timer_at: Time::MAX,
+                    sent: 0,
                 });
             }
         }
@@ -675,6 +685,7 @@ impl Shard {
             fingerprint: 0,
             progress: 0,
             drops: [0; DropReason::ALL.len()],
+            port_drops: vec![0; topo.ports.len()],
             data_base,
             queues_per_class: per_class as u64,
             scheme: Scheme::Plain(scheme::Plain),
@@ -1058,6 +1069,7 @@ impl Shard {
             if self.rate.drop_notify && entry.p.kind == PacketKind::Data {
                 self.notify_drop(&entry.p);
             }
+            self.port_drops[egress.idx()] += 1;
             self.drop_packet(pkt, reason);
             return;
         }
@@ -1092,7 +1104,7 @@ impl Shard {
         if ecn.enabled
             && ecn.mark_on == MarkPoint::Enqueue
             && p.ect
-            && self.ecn_marks(e.out_sp, queue)
+            && self.ecn_marks(e.out_sp, queue, p.size)
         {
             self.mark_ce(e.pkt);
         }
@@ -1107,6 +1119,7 @@ impl Shard {
         let Some((pkt, size, queue)) = out.queues.pop() else {
             return false;
         };
+        out.sent += 1;
         self.switches[out.switch as usize]
             .mmu
             .release(out.local as usize, queue, size as u64);
@@ -1131,7 +1144,7 @@ impl Shard {
         if ecn.enabled
             && ecn.mark_on == MarkPoint::Dequeue
             && self.packets.get(pkt).ect
-            && self.ecn_marks(sp, queue)
+            && self.ecn_marks(sp, queue, size)
         {
             self.mark_ce(pkt);
         }
@@ -1753,6 +1766,16 @@ impl Shard {
     /// Bytes transmitted on `port`'s link so far.
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.wires[port.idx()].tx_bytes
+    }
+    /// Packets that arrived at switch egress port `port`'s queues so far, every kind, and those of them its
+    /// buffer dropped (`None` for a host's port).
+    pub fn port_arrivals(&self, port: PortId) -> Option<(u64, u64)> {
+        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+            return None;
+        };
+        let dropped = self.port_drops[port.idx()];
+        let out = &self.sw_ports[sp as usize];
+        Some((out.sent + out.queues.len() as u64 + dropped, dropped))
     }
     /// The most packets that were alive at once (NICs, queues and wires).
     pub fn peak_packets(&self) -> usize {

@@ -292,6 +292,7 @@ impl Shard {
             if kind == PacketKind::Refresh {
                 self.hop.take_map(seq as u32);
             }
+            self.port_drops[port.idx()] += 1;
             self.drop_packet(pkt, reason);
             return;
         }
