@@ -70,8 +70,14 @@ impl Red {
         if queue <= self.kmin.0 {
             return false;
         }
-        let p = self.pmax * (queue - self.kmin.0) as f64 / (self.kmax.0 - self.kmin.0) as f64;
-        rng.random::<f64>() < p
+        rng.random::<f64>() < self.band_probability(queue)
+    }
+
+    /// RED's `p_b` inside the band, `kmin < queue < kmax` (or `queue = kmax` for the comparisons of
+    /// [`Red::should_mark`]): `pmax·(queue − kmin)/(kmax − kmin)`.
+    #[inline]
+    fn band_probability(&self, queue: u64) -> f64 {
+        self.pmax * (queue - self.kmin.0) as f64 / (self.kmax.0 - self.kmin.0) as f64
     }
 
     /// RED with its marks spaced by the count since the last one ([`Spacing::Count`]): a packet of `size` bytes
@@ -98,7 +104,7 @@ impl Red {
             return true;
         }
         let full = f64::from(full.max(1));
-        let p_b = self.pmax * (occupancy - self.kmin.0) as f64 / (self.kmax.0 - self.kmin.0) as f64;
+        let p_b = self.band_probability(occupancy);
         let count = since.0 as f64 / full;
         let p_a = if count * p_b < 1.0 {
             p_b / (1.0 - count * p_b)
