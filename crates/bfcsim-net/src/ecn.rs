@@ -349,6 +349,7 @@ mod tests {
                 queues_per_port: 1,
                 reserve: 128_000,
                 alpha: vec![4.0],
+                admission: Default::default(),
             });
             let mut progress = true;
             while progress {

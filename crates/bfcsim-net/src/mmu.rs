@@ -5,8 +5,44 @@
 //! switch may have several pools (BCC's "3 MB per 8 ports", Tomahawk-style). Admission into the shared part
 //! follows Dynamic Threshold (Choudhury & Hahne): with `free = B − Σ shared`, a packet is admitted to queue i
 //! while `shared_i < α_i · free`, so M saturated queues settle at `α·B / (1 + M·α)` each (BCC §II-B, eq. 1).
+//! [`Admission::BccNs2`] is the variant the BCC authors' ns-2 switch runs instead.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// How the buffer admits packets and charges them to a queue's reserve or its pool (`switch.admission`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Admission {
+    /// Choudhury & Hahne's Dynamic Threshold over a static reserve (BCC §II-B): a queue's first `reserve`
+    /// bytes are its own, and beyond them a packet is admitted while the queue's shared bytes are below
+    /// `α · free`. Which packet holds which bytes does not matter.
+    #[default]
+    DynamicThreshold,
+    /// The BCC authors' ns-2 switch (`MyRED::buffer_overfill` and `MyRED::deque` in baiwei0427/
+    /// buffer-management), which BCC's simulations (§V) ran. A packet takes the queue's reserve if the
+    /// queue's bytes plus its own plus the reserve counter stay within the reserve, adding the queue's bytes
+    /// plus its own to the counter; else it is admitted to the pool while the queue's bytes plus its own (all
+    /// of them, reserve included) are at most `α · free`. Leaving, a reserve packet takes only its own size
+    /// off the counter, so every packet that took the reserve behind others leaves their bytes counted: the
+    /// reserve fills up for good and busy queues compete in the pool with nothing of their own. 8 saturated
+    /// queues of a 3 MiB pool at α = 4 then hold about 381 KB each, where [`Admission::DynamicThreshold`]
+    /// with a 128 KiB reserve gives 512 KB. One departure from the original: a packet that does not fit in
+    /// what is left of the pool is dropped ([`DropReason::PoolFull`]), where ns-2 could overfill the pool by
+    /// less than one packet.
+    BccNs2,
+}
+
+/// Where a queued packet's bytes are counted, for its release: [`Mmu::admit`] says, [`Mmu::release`] is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charge {
+    /// By the queue's level ([`Admission::DynamicThreshold`]): its first `reserve` bytes are reserve, the
+    /// rest shared, whichever packets hold them.
+    ByLevel,
+    /// In the queue's reserve ([`Admission::BccNs2`]; ns-2's `pri_ = 1`).
+    Reserve,
+    /// In the pool ([`Admission::BccNs2`]).
+    Shared,
+}
 
 /// Why a packet was dropped. Every drop in a run is counted under one of these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -69,6 +105,8 @@ pub struct MmuLayout {
     pub reserve: u64,
     /// Dynamic Threshold α of each queue index (same for every port).
     pub alpha: Vec<f64>,
+    /// How packets are admitted and charged.
+    pub admission: Admission,
 }
 
 /// Occupancy and admission state of one switch's buffer.
@@ -83,6 +121,7 @@ pub struct Mmu {
     queues_per_port: usize,
     reserve: u64,
     unlimited: bool,
+    admission: Admission,
     /// Total bytes held by the switch.
     total: u64,
     /// Releases of more than a queue held (a bookkeeping bug); checked by the end-of-run invariants.
@@ -97,6 +136,8 @@ struct QueueState {
     alpha: f64,
     /// The pool of the queue's port.
     pool: u32,
+    /// [`Admission::BccNs2`]'s reserve counter (`reserve_buf_len_`).
+    reserve_count: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -124,6 +165,7 @@ impl Mmu {
                     bytes: 0,
                     alpha,
                     pool: pool as u32,
+                    reserve_count: 0,
                 })
             })
             .collect();
@@ -142,6 +184,7 @@ impl Mmu {
             queues_per_port: layout.queues_per_port,
             reserve: layout.reserve,
             unlimited: layout.unlimited,
+            admission: layout.admission,
             total: 0,
             underflows: 0,
         }
@@ -157,11 +200,14 @@ impl Mmu {
         bytes.saturating_sub(self.reserve)
     }
 
-    /// Tries to take `bytes` for a packet entering `queue` of local `port`. Always inlined: it runs for every
-    /// packet entering a switch queue.
+    /// Tries to take `bytes` for a packet entering `queue` of local `port`; says where they are counted.
+    /// Always inlined: it runs for every packet entering a switch queue.
     #[inline(always)]
-    pub fn admit(&mut self, port: usize, queue: usize, bytes: u64) -> Result<(), DropReason> {
+    pub fn admit(&mut self, port: usize, queue: usize, bytes: u64) -> Result<Charge, DropReason> {
         let qi = self.qi(port, queue);
+        if self.admission == Admission::BccNs2 {
+            return self.admit_bcc_ns2(qi, bytes);
+        }
         let q = self.queues[qi];
         let extra = self.shared_of(q.bytes + bytes) - self.shared_of(q.bytes);
         if extra > 0 && !self.unlimited {
@@ -177,7 +223,30 @@ impl Mmu {
             }
         }
         self.take(qi, bytes, extra);
-        Ok(())
+        Ok(Charge::ByLevel)
+    }
+
+    /// [`Admission::BccNs2`]'s admission (`MyRED::buffer_overfill`).
+    #[inline(never)]
+    fn admit_bcc_ns2(&mut self, qi: usize, bytes: u64) -> Result<Charge, DropReason> {
+        let q = &mut self.queues[qi];
+        let len = q.bytes + bytes;
+        if len + q.reserve_count <= self.reserve {
+            q.reserve_count += len;
+            self.take(qi, bytes, 0);
+            return Ok(Charge::Reserve);
+        }
+        if !self.unlimited {
+            let pool = &self.pools[q.pool as usize];
+            if pool.used + bytes > pool.size {
+                return Err(DropReason::PoolFull);
+            }
+            if len as i64 as f64 > q.alpha * (pool.size - pool.used) as i64 as f64 {
+                return Err(DropReason::DynamicThreshold);
+            }
+        }
+        self.take(qi, bytes, bytes);
+        Ok(Charge::Shared)
     }
 
     /// Takes `bytes` for a packet of a lossless (PFC) priority entering `queue` of local `port`, without the
@@ -186,11 +255,16 @@ impl Mmu {
     /// `SwitchMmu::CheckEgressAdmission` always returns true. The bytes are counted like [`Mmu::admit`]'s, so
     /// occupancy, ECN and [`Mmu::violations`] (a pool over its size) still see them.
     #[inline]
-    pub fn admit_lossless(&mut self, port: usize, queue: usize, bytes: u64) {
+    pub fn admit_lossless(&mut self, port: usize, queue: usize, bytes: u64) -> Charge {
         let qi = self.qi(port, queue);
+        if self.admission == Admission::BccNs2 {
+            self.take(qi, bytes, bytes);
+            return Charge::Shared;
+        }
         let held = self.queues[qi].bytes;
         let extra = self.shared_of(held + bytes) - self.shared_of(held);
         self.take(qi, bytes, extra);
+        Charge::ByLevel
     }
 
     /// Counts `bytes` into queue `qi`, `extra` of them from its pool's shared part.
@@ -204,19 +278,27 @@ impl Mmu {
         self.total += bytes;
     }
 
-    /// Returns `bytes` of a packet leaving `queue` of local `port`.
+    /// Returns `bytes` of a packet leaving `queue` of local `port`, counted where its admission said.
     #[inline]
-    pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
+    pub fn release(&mut self, port: usize, queue: usize, bytes: u64, charge: Charge) {
         let qi = self.qi(port, queue);
         let held = self.queues[qi].bytes;
         if bytes > held {
             self.underflows += 1;
         }
         let after = held.saturating_sub(bytes);
-        let shared = self.shared_of(held) - self.shared_of(after);
         let q = &mut self.queues[qi];
         q.bytes = after;
-        self.pools[q.pool as usize].used -= shared;
+        let shared = match charge {
+            Charge::ByLevel => self.shared_of(held) - self.shared_of(after),
+            Charge::Reserve => {
+                // ns-2 takes off the packet's size only; what its admission added for the queue stays.
+                q.reserve_count = q.reserve_count.saturating_sub(bytes);
+                0
+            }
+            Charge::Shared => held - after,
+        };
+        self.pools[self.queues[qi].pool as usize].used -= shared;
         self.total -= held - after;
     }
 
@@ -295,15 +377,24 @@ mod tests {
             queues_per_port: 1,
             reserve,
             alpha: vec![alpha],
+            admission: Admission::DynamicThreshold,
         }
     }
 
-    /// Fill M queues round-robin until none admits more: each settles within one packet of α·B/(1+M·α).
+    /// Fill M queues round-robin until none admits more: each settles within one packet of α·B/(1+M·α), under
+    /// both admissions (no reserve: the state the ns-2 one's reserve ends in).
     #[test]
     fn dynamic_threshold_steady_state() {
         let (b, pkt) = (3_000_000u64, 1_048u64);
-        for (m, alpha) in [(1usize, 1.0), (2, 1.0), (4, 4.0), (8, 0.5), (3, 2.0)] {
-            let mut mmu = Mmu::new(layout(m, b, 0, alpha));
+        let cases = [(1usize, 1.0), (2, 1.0), (4, 4.0), (8, 0.5), (3, 2.0)];
+        for ((m, alpha), admission) in cases
+            .into_iter()
+            .flat_map(|c| [(c, Admission::DynamicThreshold), (c, Admission::BccNs2)])
+        {
+            let mut mmu = Mmu::new(MmuLayout {
+                admission,
+                ..layout(m, b, 0, alpha)
+            });
             let mut progress = true;
             while progress {
                 progress = false;
@@ -316,26 +407,60 @@ mod tests {
                 let got = mmu.queue_bytes(q, 0) as f64;
                 assert!(
                     (got - target).abs() <= pkt as f64,
-                    "M={m} α={alpha}: {got} vs {target}"
+                    "{admission:?} M={m} α={alpha}: {got} vs {target}"
                 );
             }
         }
     }
 
+    /// The BCC authors' ns-2 admission: the reserve counter grows by the queue's bytes plus the packet's and
+    /// shrinks by the packet's alone, so it leaks; the pool admits while the whole queue plus the packet is
+    /// at most α·free.
+    #[test]
+    fn bcc_ns2_reserve_leaks_and_the_whole_queue_is_tested() {
+        let mut mmu = Mmu::new(MmuLayout {
+            admission: Admission::BccNs2,
+            ..layout(1, 10_000, 5_000, 1.0)
+        });
+        // Counter 0 + 1000, then 1000 + 2000: both fit in 5000; the third (3000 + 3000) does not.
+        assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Reserve));
+        assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Reserve));
+        assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Shared));
+        assert_eq!(mmu.pool_used(0), 1_000);
+        for charge in [Charge::Reserve, Charge::Reserve, Charge::Shared] {
+            mmu.release(0, 0, 1_000, charge);
+        }
+        assert_eq!((mmu.total(), mmu.pool_used(0)), (0, 0));
+        // 1000 of the counter stayed: the empty queue's reserve now takes two packets, not three.
+        assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Reserve));
+        assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Reserve));
+        // Into the pool while queue + packet <= free: 3000 <= 10000, 4000 <= 9000, 5000 <= 8000, 6000 <= 7000.
+        for _ in 0..4 {
+            assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Shared));
+        }
+        assert_eq!(
+            mmu.admit(0, 0, 1_000),
+            Err(DropReason::DynamicThreshold),
+            "7000 > 6000"
+        );
+        assert_eq!((mmu.queue_bytes(0, 0), mmu.pool_used(0)), (6_000, 4_000));
+        assert!(mmu.violations().is_empty());
+    }
+
     #[test]
     fn reserve_is_used_first_and_release_balances() {
         let mut mmu = Mmu::new(layout(2, 10_000, 2_000, 1.0));
-        mmu.admit(0, 0, 1_500).unwrap();
+        assert_eq!(mmu.admit(0, 0, 1_500), Ok(Charge::ByLevel));
         assert_eq!(mmu.pool_used(0), 0);
         mmu.admit(0, 0, 1_500).unwrap();
         assert_eq!(mmu.pool_used(0), 1_000);
         assert_eq!(mmu.total(), 3_000);
-        mmu.release(0, 0, 1_500);
+        mmu.release(0, 0, 1_500, Charge::ByLevel);
         assert_eq!(mmu.pool_used(0), 0);
-        mmu.release(0, 0, 1_500);
+        mmu.release(0, 0, 1_500, Charge::ByLevel);
         assert_eq!(mmu.total(), 0);
         assert!(mmu.violations().is_empty());
-        mmu.release(0, 0, 1);
+        mmu.release(0, 0, 1, Charge::ByLevel);
         assert_eq!(mmu.violations().len(), 1);
     }
 
@@ -352,7 +477,7 @@ mod tests {
         mmu.admit_lossless(0, 0, 500);
         assert_eq!(mmu.total(), 2_500);
         assert_eq!(mmu.violations().len(), 1);
-        mmu.release(0, 0, 2_500);
+        mmu.release(0, 0, 2_500, Charge::ByLevel);
         assert_eq!((mmu.total(), mmu.pool_used(0)), (0, 0));
     }
 

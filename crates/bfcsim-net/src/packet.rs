@@ -26,7 +26,8 @@ pub enum PacketKind {
     Resend,
     /// Cumulative acknowledgement.
     Ack,
-    /// Negative acknowledgement: the receiver saw a gap and asks for a go-back-N from `seq`.
+    /// Negative acknowledgement: the receiver saw a gap and wants `seq` next (a duplicate ACK); `aux` is how far
+    /// above `seq` the out-of-order segment that drew it starts (its SACK block; 0 if unknown).
     Nack,
     /// Congestion notification (DCQCN's CNP): the receiver saw CE-marked data of the flow.
     Cnp,

@@ -11,6 +11,9 @@
 //!   "on a packet drop, the switch informs the sender directly, which then retransmits the dropped packet",
 //!   a bound "on the performance that can be achieved using any retransmission scheme".
 //!
+//! Two TCP-like refinements of selective repeat wait for duplicate ACKs and go on from there: RFC 6582's
+//! partial ACKs ([`Recovery::Sack`]) and ns-2's `FullTcp/Sack` scoreboard ([`Recovery::FullTcpSack`]).
+//!
 //! A retransmission timer (RFC 6298 estimator: `rto_initial` before the first RTT sample, then floored at
 //! `rto_min`, doubled on each consecutive expiry)
 //! recovers the losses a NACK cannot reveal: a lost last packet, a lost NACK or a lost retransmission. On
@@ -37,12 +40,29 @@ pub enum Recovery {
     /// `FullTcp/Sack`, which the BCC authors ran (BCC §V-B): a window with several losses is repaired one hole
     /// per round trip instead of waiting for a retransmission timeout after the first.
     Sack,
+    /// ns-2.35's `SackFullTcpAgent` (`tcp-full.cc`), the hosts of BCC's simulations (BCC §V-B), as it repairs
+    /// a window. Every out-of-order packet draws a duplicate ACK naming it (the SACK block), and the sender keeps
+    /// a scoreboard of what the receiver holds. The third duplicate ACK starts a recovery (`dupack_action`,
+    /// `fast_retransmit`) that resends the first hole and every hole below the highest byte held; SACK news
+    /// during the recovery resends the holes it reveals (`nxt_tseq`). Three rules of ns-2 set it apart from
+    /// [`Recovery::Sack`], and each ends in a timeout: a hole with nothing held above it (a window's lost
+    /// tail) is never resent before the timer, since `nxt_tseq` resends only holes a SACK block follows; a
+    /// partial ACK resends nothing (`pack_action`); and a hole is resent once per recovery, since ns-2's
+    /// retransmission pointer `h_seqno_` only moves up, so a lost retransmission waits for the timer. The
+    /// timer clears the scoreboard (`clear_on_timeout_`).
+    FullTcpSack,
 }
 
 impl Recovery {
     /// Whether the receiver keeps out-of-order data and the sender resends single segments.
     pub fn selective(self) -> bool {
         self != Recovery::GoBackN
+    }
+
+    /// Whether the receiver answers every out-of-order packet with a NACK (a duplicate ACK), not just the
+    /// first beyond a gap.
+    fn nacks_every_gap_packet(self, dupack_threshold: u32) -> bool {
+        dupack_threshold > 1 || self == Recovery::FullTcpSack
     }
 }
 
@@ -134,12 +154,23 @@ pub struct Sender {
     lost_bytes: u64,
     /// `Recovery::Sack`: resend what partial ACKs point to.
     partial_acks: bool,
+    /// `Recovery::FullTcpSack`: what the receiver is known to hold above `snd_una`.
+    scoreboard: Option<Box<Scoreboard>>,
     /// While recovering from a loss: one past the highest byte sent when it was seen (RFC 6582's `recover`).
     recover: Option<u64>,
     /// NACKs needed to resend a hole, and those seen so far for the hole at `dup_seq`.
     dupack_threshold: u32,
     dupacks: u32,
     dup_seq: u64,
+}
+
+/// ns-2 `FullTcp/Sack`'s sender-side record of the receiver's SACK blocks ([`Recovery::FullTcpSack`]).
+#[derive(Clone, Debug, Default)]
+struct Scoreboard {
+    /// First bytes of the segments the receiver holds beyond `snd_una`.
+    sacked: BTreeSet<u64>,
+    /// Holes below this byte were resent in the current recovery, or found held: ns-2's `h_seqno_`.
+    next_hole: u64,
 }
 
 /// What an ACK did to the sender.
@@ -165,6 +196,7 @@ impl Sender {
             lost: cfg.recovery.selective().then(BTreeSet::new),
             lost_bytes: 0,
             partial_acks: cfg.recovery == Recovery::Sack,
+            scoreboard: (cfg.recovery == Recovery::FullTcpSack).then(Box::default),
             recover: None,
             dupack_threshold: cfg.dupack_threshold,
             dupacks: 0,
@@ -185,6 +217,11 @@ impl Sender {
         {
             lost.pop_first();
             self.lost_bytes -= self.mss.min(self.size - seq);
+        }
+        if let Some(board) = &mut self.scoreboard {
+            while board.sacked.first().is_some_and(|&seq| seq < self.snd_una) {
+                board.sacked.pop_first();
+            }
         }
     }
 
@@ -287,7 +324,7 @@ impl Sender {
         if let Some(recover) = self.recover {
             if ack_seq >= recover {
                 self.recover = None;
-            } else {
+            } else if self.partial_acks {
                 self.mark_lost(ack_seq);
             }
         }
@@ -298,24 +335,22 @@ impl Sender {
         }
     }
 
-    /// A NACK: the receiver holds everything below `seq` and wants `seq` next. Returns whether the sender
-    /// will resend (false for a stale NACK): go-back-N goes back to `seq`, selective repeat resends its segment.
-    pub fn handle_nack(&mut self, seq: u64) -> bool {
+    /// A NACK: the receiver holds everything below `seq` and wants `seq` next; `sacked`, when known, is the
+    /// first byte of the out-of-order segment that drew it. Returns whether a loss episode begins, so the
+    /// sender will resend and its congestion control should react (false for a stale NACK): go-back-N goes back
+    /// to `seq`, selective repeat resends its segment. Under [`Recovery::FullTcpSack`] only the NACK that starts
+    /// a recovery says so; the holes later NACKs reveal are resent without one.
+    pub fn handle_nack(&mut self, seq: u64, sacked: Option<u64>) -> bool {
         let seq = seq.min(self.size);
         if seq > self.snd_una {
             self.snd_una = seq;
             self.prune_lost();
         }
-        if self.dupack_threshold > 1 {
-            // Duplicate ACKs: only the threshold-th for a hole resends it.
-            if seq == self.dup_seq {
-                self.dupacks += 1;
-            } else {
-                (self.dup_seq, self.dupacks) = (seq, 1);
-            }
-            if self.dupacks != self.dupack_threshold {
-                return false;
-            }
+        if self.scoreboard.is_some() {
+            return self.sack_nack(seq, sacked);
+        }
+        if self.dupack_threshold > 1 && !self.count_dupack(seq) {
+            return false;
         }
         if self.lost.is_some() {
             if self.partial_acks && self.recover.is_none() {
@@ -330,11 +365,62 @@ impl Sender {
         false
     }
 
+    /// Counts a duplicate ACK for the hole at `seq`: true for the threshold-th, the one that resends it.
+    fn count_dupack(&mut self, seq: u64) -> bool {
+        if seq == self.dup_seq {
+            self.dupacks += 1;
+        } else {
+            (self.dup_seq, self.dupacks) = (seq, 1);
+        }
+        self.dupacks == self.dupack_threshold
+    }
+
+    /// [`Recovery::FullTcpSack`]'s duplicate ACK: records the segment it reports held; the threshold-th for a
+    /// hole outside a recovery starts one (ns-2's `dupack_action`: `fast_retransmit` of the first hole); in a
+    /// recovery, resends the holes below the highest byte held that were not resent yet.
+    fn sack_nack(&mut self, seq: u64, sacked: Option<u64>) -> bool {
+        let (snd_una, snd_nxt) = (self.snd_una, self.snd_nxt);
+        let board = self.scoreboard.as_mut().expect("FullTcpSack");
+        if let Some(s) = sacked.filter(|s| (snd_una..snd_nxt).contains(s)) {
+            board.sacked.insert(s);
+        }
+        let starts = self.recover.is_none() && self.count_dupack(seq);
+        if starts {
+            self.recover = Some(self.high_water);
+            self.mark_lost(self.snd_una);
+        }
+        if self.recover.is_some() {
+            self.resend_sacked_holes();
+        }
+        starts
+    }
+
+    /// Marks lost every segment from the retransmission pointer to the highest held one that the receiver does
+    /// not hold, and moves the pointer past them (ns-2's `nxt_tseq` walking `ReassemblyQueue::nexthole`).
+    fn resend_sacked_holes(&mut self) {
+        let board = self.scoreboard.as_ref().expect("FullTcpSack");
+        let Some(&high) = board.sacked.last() else {
+            return;
+        };
+        let mut seq = board.next_hole.max(self.snd_una);
+        let mut holes = Vec::new();
+        while seq < high {
+            if !board.sacked.contains(&seq) {
+                holes.push(seq);
+            }
+            seq += self.seg_len(seq);
+        }
+        self.scoreboard.as_mut().expect("FullTcpSack").next_hole = seq;
+        for hole in holes {
+            self.mark_lost(hole);
+        }
+    }
+
     /// Selective repeat: the receiver holds everything below `from` and nothing of `[from, to)` (Homa's RESEND,
     /// §3 "Lost packets", of a byte range): every segment of the range sent so far goes again. Returns whether
     /// any will.
     pub fn handle_resend(&mut self, from: u64, to: u64) -> bool {
-        let mut any = self.handle_nack(from);
+        let mut any = self.handle_nack(from, None);
         let mut seq = from;
         while seq < to.min(self.snd_nxt) {
             any |= self.mark_lost(seq);
@@ -375,6 +461,9 @@ impl Sender {
     pub fn handle_timeout(&mut self) {
         self.snd_nxt = self.snd_una;
         self.recover = None;
+        if let Some(board) = &mut self.scoreboard {
+            **board = Scoreboard::default();
+        }
         if let Some(lost) = &mut self.lost {
             lost.clear();
             self.lost_bytes = 0;
@@ -501,6 +590,8 @@ pub enum Reply {
     Nack {
         /// Next byte expected.
         seq: u64,
+        /// First byte of the out-of-order segment that drew it (SACK's newest block).
+        sacked: u64,
     },
 }
 
@@ -515,7 +606,7 @@ impl Receiver {
             ce_bytes: 0,
             nacked: None,
             nack: cfg.nack,
-            dupacks: cfg.dupack_threshold > 1,
+            dupacks: cfg.recovery.nacks_every_gap_packet(cfg.dupack_threshold),
             held: cfg.recovery.selective().then(Vec::new),
         }
     }
@@ -560,7 +651,10 @@ impl Receiver {
             self.ack()
         } else if self.nack && (self.dupacks || self.nacked != Some(self.rcv_nxt)) {
             self.nacked = Some(self.rcv_nxt);
-            Reply::Nack { seq: self.rcv_nxt }
+            Reply::Nack {
+                seq: self.rcv_nxt,
+                sacked: seq,
+            }
         } else {
             Reply::Nothing
         }
@@ -661,12 +755,21 @@ mod tests {
                 ce_bytes: 0
             }
         );
-        assert_eq!(r.handle_data(2000, 1000, false), Reply::Nack { seq: 1000 });
+        assert_eq!(
+            r.handle_data(2000, 1000, false),
+            Reply::Nack {
+                seq: 1000,
+                sacked: 2000
+            }
+        );
         assert_eq!(r.handle_data(3000, 1000, false), Reply::Nothing);
         assert_eq!(s.handle_ack(1000, None).newly_acked, 1000);
-        assert!(s.handle_nack(1000));
+        assert!(s.handle_nack(1000, None));
         assert_eq!(s.snd_nxt(), 1000);
-        assert!(!s.handle_nack(1000), "a stale NACK does not go back again");
+        assert!(
+            !s.handle_nack(1000, None),
+            "a stale NACK does not go back again"
+        );
         for _ in 0..4 {
             let (seq, len, resent) = s.next_segment();
             assert!(resent);
@@ -741,11 +844,15 @@ mod tests {
                 ce_bytes: 0
             }
         );
-        assert!(replies[1..].iter().all(|r| *r == Reply::Nack { seq: 1000 }));
+        assert!(
+            replies[1..]
+                .iter()
+                .all(|r| matches!(r, Reply::Nack { seq: 1000, .. }))
+        );
         snd.handle_ack(1000, None);
-        assert!(!snd.handle_nack(1000) && !snd.handle_nack(1000));
-        assert!(snd.handle_nack(1000), "the third duplicate resends");
-        assert!(!snd.handle_nack(1000), "the fourth does not again");
+        assert!(!snd.handle_nack(1000, None) && !snd.handle_nack(1000, None));
+        assert!(snd.handle_nack(1000, None), "the third duplicate resends");
+        assert!(!snd.handle_nack(1000, None), "the fourth does not again");
         assert_eq!(snd.next_segment(), (1000, 1000, true));
         // The resent segment fills the first hole: the ACK up to 3000 is partial and resends 3000.
         assert_eq!(
@@ -764,6 +871,114 @@ mod tests {
                 ce_bytes: 0
             }
         );
+    }
+
+    /// Feeds the receiver's reply to the sender as the engine does; returns the reply.
+    fn deliver(snd: &mut Sender, rcv: &mut Receiver, seq: u64) -> Reply {
+        let reply = rcv.handle_data(seq, 1000, false);
+        match reply {
+            Reply::Ack { seq, .. } => {
+                snd.handle_ack(seq, None);
+            }
+            Reply::Nack { seq, sacked } => {
+                snd.handle_ack(seq, None);
+                snd.handle_nack(seq, Some(sacked));
+            }
+            Reply::Nothing => {}
+        }
+        reply
+    }
+
+    fn full_tcp_sack() -> TransportConfig {
+        TransportConfig {
+            recovery: Recovery::FullTcpSack,
+            dupack_threshold: 3,
+            ..cfg(1)
+        }
+    }
+
+    /// ns-2's `FullTcp/Sack` on an 11-packet flow that loses packets 5, 7, 9 and 11 (the helper's scripted run
+    /// of ns-2.35): the third duplicate ACK resends 5, 7 and 9 at once; the partial ACKs that follow resend
+    /// nothing, and 11, with nothing held above it, waits for the timer.
+    #[test]
+    fn full_tcp_sack_leaves_a_lost_tail_to_the_timer() {
+        let cfg = full_tcp_sack();
+        let mut snd = Sender::new(11_000, 1000, &cfg);
+        let mut rcv = Receiver::new(11_000, &cfg);
+        for _ in 0..11 {
+            snd.next_segment();
+        }
+        for seq in [0, 1000, 2000, 3000, 5000, 7000] {
+            deliver(&mut snd, &mut rcv, seq);
+        }
+        assert!(!snd.resending(), "two duplicate ACKs start nothing");
+        assert_eq!(
+            rcv.handle_data(9000, 1000, false),
+            Reply::Nack {
+                seq: 4000,
+                sacked: 9000
+            }
+        );
+        assert!(
+            snd.handle_nack(4000, Some(9000)),
+            "the third starts a recovery"
+        );
+        let resent: Vec<_> = std::iter::from_fn(|| snd.resending().then(|| snd.next_segment()))
+            .map(|(seq, _, resent)| (seq, resent))
+            .collect();
+        assert_eq!(resent, [(4000, true), (6000, true), (8000, true)]);
+        assert!(!snd.has_unsent());
+        for seq in [4000, 6000, 8000] {
+            deliver(&mut snd, &mut rcv, seq);
+            assert!(!snd.has_unsent(), "a partial ACK resends nothing");
+        }
+        assert_eq!(snd.snd_una(), 10_000);
+        snd.handle_timeout();
+        assert_eq!(snd.next_segment(), (10_000, 1000, true));
+        deliver(&mut snd, &mut rcv, 10_000);
+        assert!(!snd.outstanding());
+    }
+
+    /// A hole is resent once per recovery: a lost retransmission waits for the timer, however many duplicate
+    /// ACKs follow; holes that later SACK blocks reveal are resent as they appear, without a new loss episode.
+    #[test]
+    fn full_tcp_sack_resends_each_hole_once() {
+        let cfg = full_tcp_sack();
+        let mut snd = Sender::new(20_000, 1000, &cfg);
+        let mut rcv = Receiver::new(20_000, &cfg);
+        for _ in 0..20 {
+            snd.next_segment();
+        }
+        // Segment 2000 is lost, then 9000.
+        for seq in [0, 1000, 3000, 4000] {
+            deliver(&mut snd, &mut rcv, seq);
+        }
+        assert!(matches!(
+            rcv.handle_data(5000, 1000, false),
+            Reply::Nack { seq: 2000, .. }
+        ));
+        assert!(snd.handle_nack(2000, Some(5000)));
+        assert_eq!(snd.next_segment(), (2000, 1000, true));
+        assert!(!snd.resending());
+        // The retransmission is lost too; the window's later packets reveal the hole at 9000 only.
+        for seq in [6000, 7000, 8000, 10_000, 11_000] {
+            deliver(&mut snd, &mut rcv, seq);
+        }
+        assert_eq!(snd.next_segment(), (9000, 1000, true), "a new hole");
+        assert!(!snd.resending(), "2000 is not resent again");
+        for seq in (12_000..20_000).step_by(1000) {
+            deliver(&mut snd, &mut rcv, seq);
+        }
+        deliver(&mut snd, &mut rcv, 9000);
+        assert!(!snd.resending() && !snd.has_unsent());
+        assert_eq!(snd.snd_una(), 2000);
+        snd.handle_timeout();
+        assert_eq!(snd.next_segment(), (2000, 1000, true));
+        assert!(matches!(
+            deliver(&mut snd, &mut rcv, 2000),
+            Reply::Ack { seq: 20_000, .. }
+        ));
+        assert!(!snd.outstanding());
     }
 
     /// Selective repeat: the receiver keeps what follows a gap, the sender resends only the notified segments,
@@ -786,7 +1001,13 @@ mod tests {
         assert!(s.covered(1000, us(0)), "every drop was notified");
         let ack = |seq| Reply::Ack { seq, ce_bytes: 0 };
         assert_eq!(r.handle_data(0, 1000, false), ack(1000));
-        assert_eq!(r.handle_data(2000, 1000, false), Reply::Nack { seq: 1000 });
+        assert_eq!(
+            r.handle_data(2000, 1000, false),
+            Reply::Nack {
+                seq: 1000,
+                sacked: 2000
+            }
+        );
         assert_eq!(r.handle_data(4000, 1000, true), Reply::Nothing);
         assert_eq!(r.handle_data(5000, 1000, false), Reply::Nothing);
         assert_eq!(
@@ -817,11 +1038,11 @@ mod tests {
             s.next_segment();
         }
         assert!(
-            s.handle_nack(2000),
+            s.handle_nack(2000, None),
             "the receiver holds 0..2000 and wants 2000"
         );
         assert_eq!(s.snd_una(), 2000);
-        assert!(!s.handle_nack(2000), "one resend per NACK");
+        assert!(!s.handle_nack(2000, None), "one resend per NACK");
         assert_eq!(s.next_segment(), (2000, 1000, true));
         assert_eq!(s.snd_nxt(), 5000, "selective repeat does not go back");
         s.handle_timeout();

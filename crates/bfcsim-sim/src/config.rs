@@ -2,6 +2,7 @@
 
 use bfcsim_core::{Bytes, Time};
 use bfcsim_net::ecn::{MarkPoint, Red, SharedEcn};
+use bfcsim_net::mmu::Admission;
 use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
 use bfcsim_schemes::aquarius::{AquariusConfig, RsvQueue};
@@ -93,6 +94,10 @@ pub struct SwitchConfig {
     pub unlimited_buffer: bool,
     /// Static reserve of every queue (BCC: 128 KB per port).
     pub reserve_per_queue: Bytes,
+    /// How the buffer admits packets: `"dynamic-threshold"` (Choudhury & Hahne over the static reserve, the
+    /// default) or `"bcc-ns2"` (the BCC authors' ns-2 switch, whose reserve fills up for good; see
+    /// [`Admission`] and `docs/FIDELITY.md`).
+    pub admission: Admission,
     /// Dynamic Threshold α of every queue.
     pub alpha: f64,
     /// Per-queue α overriding `alpha`, by queue index (control queue first when `control_priority`).
@@ -135,6 +140,7 @@ impl Default for SwitchConfig {
             pool_size: None,
             unlimited_buffer: false,
             reserve_per_queue: Bytes(0),
+            admission: Admission::DynamicThreshold,
             alpha: 1.0,
             alpha_by_queue: None,
             queues_per_port: 1,

@@ -39,6 +39,7 @@ fn lone_flows_finish_at_store_and_forward_time() {
 
 use bfcsim_core::{Bytes, PortId};
 use bfcsim_net::build::Star;
+use bfcsim_net::mmu::Admission;
 
 #[test]
 fn saturated_queues_settle_at_the_dynamic_threshold() {
@@ -97,6 +98,51 @@ fn saturated_queues_settle_at_the_dynamic_threshold() {
             );
         }
         assert!(sim.drops().iter().any(|&(_, n)| n > 0));
+    }
+}
+
+/// The BCC authors' ns-2 admission (`switch.admission = "bcc-ns2"`): a saturated queue's reserve fills up for
+/// good, so two saturated queues settle at α·B/(1 + 2α) in all, where Dynamic Threshold keeps the reserve on
+/// top; every byte comes back (the run's invariants check the buffer's accounts).
+#[test]
+fn bcc_ns2_admission_leaves_saturated_queues_no_reserve() {
+    let (b, reserve, pkt) = (2_000_000u64, 128_000u64, 1048.0f64);
+    let topo = || {
+        Star {
+            hosts: 6,
+            rate: bfcsim_core::Rate::gbps(100),
+            delay: Time::from_us(1),
+        }
+        .build()
+        .unwrap()
+    };
+    let flows: Vec<_> = (0..4)
+        .map(|s| flow(2 + s, s / 2, 50_000_000, Time::from_ns(7 * (s / 2) as u64)))
+        .collect();
+    let target = b as f64 / 3.0;
+    for (admission, expect) in [
+        (Admission::DynamicThreshold, target + reserve as f64),
+        (Admission::BccNs2, target),
+    ] {
+        let mut p = params(no_cc());
+        p.switch.buffer = Bytes(b);
+        p.switch.reserve_per_queue = Bytes(reserve);
+        p.switch.admission = admission;
+        let mut sim = Sim::new(topo(), &flows, p).unwrap();
+        let port = port_to_host(&sim, 0);
+        let mut sum = 0.0;
+        for i in 0..200 {
+            sim.run_until(Time::from_us(200) + Time::from_ns(2_500 * i));
+            sum += sim.egress_queue_bytes(port, sim.data_queue(0)) as f64;
+        }
+        let mean = sum / 200.0;
+        assert!(
+            (mean - expect).abs() <= 2.0 * pkt,
+            "{admission:?}: mean queue {mean} vs {expect}"
+        );
+        sim.run_until(Time::from_ms(1));
+        assert!(sim.drops().iter().any(|&(_, n)| n > 0));
+        assert_eq!(sim.check_invariants(), Vec::<String>::new());
     }
 }
 

@@ -33,7 +33,7 @@ use bfcsim_core::{
 };
 use bfcsim_net::ecn::{MarkPoint, PoolMarking, SinceMark};
 use bfcsim_net::int::IntStack;
-use bfcsim_net::mmu::{DropReason, Mmu, MmuLayout};
+use bfcsim_net::mmu::{Charge, DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
 use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
 use bfcsim_net::queues::PortQueues;
@@ -420,6 +420,10 @@ pub struct Shard {
     drops: [u64; DropReason::ALL.len()],
     /// Packets each switch egress port's buffer dropped, by port (host ports stay 0).
     port_drops: Vec<u64>,
+    /// Where each queued packet's bytes are counted in its switch's buffer, by packet id, when its admission
+    /// said ([`Charge::Reserve`] or [`Charge::Shared`], `switch.admission = "bcc-ns2"`); empty under Dynamic
+    /// Threshold, whose charges follow the queue's level.
+    charges: Vec<Charge>,
     /// Data queue layout at switch ports.
     data_base: usize,
     queues_per_class: u64,
@@ -516,6 +520,7 @@ impl Shard {
                 queues_per_port: total_q,
                 reserve: sw.reserve_per_queue.0,
                 alpha: alpha.clone(),
+                admission: sw.admission,
             };
             switches.push(Switch {
                 node: NodeId::from_idx(i),
@@ -686,6 +691,7 @@ impl Shard {
             progress: 0,
             drops: [0; DropReason::ALL.len()],
             port_drops: vec![0; topo.ports.len()],
+            charges: Vec::new(),
             data_base,
             queues_per_class: per_class as u64,
             scheme: Scheme::Plain(scheme::Plain),
@@ -1080,11 +1086,37 @@ impl Shard {
     #[inline(always)]
     fn admit_and_push(&mut self, e: &Entry, queue: usize) -> Result<(), DropReason> {
         let out_local = self.sw_ports[e.out_sp as usize].local as usize;
-        self.switches[e.s]
-            .mmu
-            .admit(out_local, queue, e.p.size as u64)?;
+        self.admit(e.s, out_local, queue, e.pkt, e.p.size)?;
         self.push_admitted(e, queue);
         Ok(())
+    }
+
+    /// Admits packet `pkt` of `size` bytes into `queue` of local port `port` of switch `s`'s buffer, and keeps
+    /// where its bytes are counted for [`Shard::switch_send`]'s release.
+    #[inline(always)]
+    fn admit(
+        &mut self,
+        s: usize,
+        port: usize,
+        queue: usize,
+        pkt: PacketId,
+        size: u32,
+    ) -> Result<(), DropReason> {
+        let charge = self.switches[s].mmu.admit(port, queue, size as u64)?;
+        self.hold_charge(pkt, charge);
+        Ok(())
+    }
+
+    /// Keeps a per-packet charge of the buffer ([`Shard::charges`]).
+    #[inline(always)]
+    fn hold_charge(&mut self, pkt: PacketId, charge: Charge) {
+        if charge != Charge::ByLevel {
+            let i = pkt.idx();
+            if i >= self.charges.len() {
+                self.charges.resize(i + 1, Charge::ByLevel);
+            }
+            self.charges[i] = charge;
+        }
     }
 
     /// Queues packet `e`, admitted into the buffer, in `queue` of its egress port: ECN marking on enqueue and
@@ -1120,9 +1152,17 @@ impl Shard {
             return false;
         };
         out.sent += 1;
-        self.switches[out.switch as usize]
-            .mmu
-            .release(out.local as usize, queue, size as u64);
+        let charge = self
+            .charges
+            .get(pkt.idx())
+            .copied()
+            .unwrap_or(Charge::ByLevel);
+        self.switches[out.switch as usize].mmu.release(
+            out.local as usize,
+            queue,
+            size as u64,
+            charge,
+        );
         let p = self.packets.get_mut(pkt);
         let data = p.kind == PacketKind::Data;
         if data {
@@ -1419,7 +1459,8 @@ impl Shard {
                 a.sender.handle_ack(p.seq, None);
                 // With drop notices, the go-back the switch's notice caused already resends the gap.
                 let covered = self.rate.drop_notify && a.sender.covered(p.seq, p.sent_at);
-                if !covered && a.sender.handle_nack(p.seq) {
+                let sacked = (p.aux > 0).then(|| p.seq + p.aux as u64);
+                if !covered && a.sender.handle_nack(p.seq, sacked) {
                     a.cc.on_loss(self.now, before);
                     self.restart_rto(h, slot);
                     self.cc_changed(slot);
@@ -1478,7 +1519,11 @@ impl Shard {
             Reply::Ack { seq, ce_bytes } => {
                 self.send_reply(h, p, pkt, PacketKind::Ack, seq, ce_bytes)
             }
-            Reply::Nack { seq } => self.send_reply(h, p, pkt, PacketKind::Nack, seq, 0),
+            Reply::Nack { seq, sacked } => {
+                // The SACK block travels as its distance above the expected byte (0: none, too far to say).
+                let sack = u32::try_from(sacked - seq).unwrap_or(0);
+                self.send_reply(h, p, pkt, PacketKind::Nack, seq, sack)
+            }
         }
         self.scheme_data_arrived(h, p, held);
     }

@@ -283,12 +283,9 @@ impl Shard {
         });
         self.counters.injected_pkts += 1;
         self.counters.injected_bytes += size as u64;
-        let out = &mut self.sw_ports[sp as usize];
-        let s = out.switch as usize;
-        if let Err(reason) = self.switches[s]
-            .mmu
-            .admit(out.local as usize, 0, size as u64)
-        {
+        let out = &self.sw_ports[sp as usize];
+        let (s, local) = (out.switch as usize, out.local as usize);
+        if let Err(reason) = self.admit(s, local, 0, pkt, size) {
             if kind == PacketKind::Refresh {
                 self.hop.take_map(seq as u32);
             }
@@ -296,7 +293,7 @@ impl Shard {
             self.drop_packet(pkt, reason);
             return;
         }
-        out.queues.push(0, pkt, size);
+        self.sw_ports[sp as usize].queues.push(0, pkt, size);
         self.kick(port);
     }
 

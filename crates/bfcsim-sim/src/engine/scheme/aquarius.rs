@@ -108,10 +108,7 @@ impl SchemeSide for Aquarius {
         }
         let queue = en.queue as usize;
         let out_local = arrival.out_port as usize;
-        if let Err(reason) = sh.switches[e.s]
-            .mmu
-            .admit(out_local, queue, e.p.size as u64)
-        {
+        if let Err(reason) = sh.admit(e.s, out_local, queue, e.pkt, e.p.size) {
             let d = departure(&arrival, &en);
             let resume = me(sh).switches[e.s].handle_drop(&d, en.high);
             debug_assert_eq!(

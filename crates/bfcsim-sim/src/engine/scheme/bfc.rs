@@ -185,10 +185,7 @@ impl SchemeSide for Bfc {
         let en = sh.bfc_enqueue(e);
         let queue = en.queue as usize;
         let out_local = sh.sw_ports[e.out_sp as usize].local as usize;
-        if let Err(reason) = sh.switches[e.s]
-            .mmu
-            .admit(out_local, queue, e.p.size as u64)
-        {
+        if let Err(reason) = sh.admit(e.s, out_local, queue, e.pkt, e.p.size) {
             sh.bfc_undo(e, &en);
             return Err(reason);
         }

@@ -93,7 +93,8 @@ impl SchemeSide for Pfc {
     fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
         let queue = sh.data_queue_for(e.p.class, e.p.hash);
         let out_local = sh.sw_ports[e.out_sp as usize].local as usize;
-        sh.pfc_admit(e.s, e.in_sp, out_local, queue, &e.p)?;
+        let charge = sh.pfc_admit(e.s, e.in_sp, out_local, queue, &e.p)?;
+        sh.hold_charge(e.pkt, charge);
         sh.push_admitted(e, queue);
         sh.packets.get_mut(e.pkt).in_port = sh.sw_ports[e.in_sp as usize].local as u16;
         sh.pause_changed(e.out_sp);
@@ -176,7 +177,7 @@ impl Shard {
         out: usize,
         queue: usize,
         p: &Packet,
-    ) -> Result<(), DropReason> {
+    ) -> Result<Charge, DropReason> {
         let prio = self.priority(p.class);
         let in_local = self.sw_ports[in_sp as usize].local as usize;
         let size = p.size as u64;
@@ -189,18 +190,18 @@ impl Shard {
         };
         let pfc = &mut st.ingress[s];
         if !pfc.is_lossless(prio) {
-            mmu.admit(out, queue, size)?;
+            let charge = mmu.admit(out, queue, size)?;
             pfc.admit(in_local, prio, size);
-            return Ok(());
+            return Ok(charge);
         }
         if pfc.admit(in_local, prio, size) == Admission::Drop {
             return Err(DropReason::HeadroomFull);
         }
-        mmu.admit_lossless(out, queue, size);
+        let charge = mmu.admit_lossless(out, queue, size);
         if let Some(action) = pfc.poll_pause(in_local, prio) {
             self.pfc_send(s, action);
         }
-        Ok(())
+        Ok(charge)
     }
 
     /// Packet `pkt`, admitted by [`Shard::pfc_admit`], leaves switch port `sp`: its ingress bytes are released,
