@@ -278,9 +278,29 @@ impl Mmu {
         self.total += bytes;
     }
 
-    /// Returns `bytes` of a packet leaving `queue` of local `port`, counted where its admission said.
+    /// Returns `bytes` of a packet leaving `queue` of local `port` that [`Mmu::admit`] charged
+    /// [`Charge::ByLevel`].
     #[inline]
-    pub fn release(&mut self, port: usize, queue: usize, bytes: u64, charge: Charge) {
+    pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
+        let qi = self.qi(port, queue);
+        let held = self.queues[qi].bytes;
+        if bytes > held {
+            self.underflows += 1;
+        }
+        let after = held.saturating_sub(bytes);
+        let shared = self.shared_of(held) - self.shared_of(after);
+        let q = &mut self.queues[qi];
+        q.bytes = after;
+        self.pools[q.pool as usize].used -= shared;
+        self.total -= held - after;
+    }
+
+    /// Returns `bytes` of a packet leaving `queue` of local `port`, counted where its admission said.
+    #[inline(never)]
+    pub fn release_charged(&mut self, port: usize, queue: usize, bytes: u64, charge: Charge) {
+        if charge == Charge::ByLevel {
+            return self.release(port, queue, bytes);
+        }
         let qi = self.qi(port, queue);
         let held = self.queues[qi].bytes;
         if bytes > held {
@@ -289,16 +309,12 @@ impl Mmu {
         let after = held.saturating_sub(bytes);
         let q = &mut self.queues[qi];
         q.bytes = after;
-        let shared = match charge {
-            Charge::ByLevel => self.shared_of(held) - self.shared_of(after),
-            Charge::Reserve => {
-                // ns-2 takes off the packet's size only; what its admission added for the queue stays.
-                q.reserve_count = q.reserve_count.saturating_sub(bytes);
-                0
-            }
-            Charge::Shared => held - after,
-        };
-        self.pools[self.queues[qi].pool as usize].used -= shared;
+        if charge == Charge::Reserve {
+            // ns-2 takes off the packet's size only; what its admission added for the queue stays.
+            q.reserve_count = q.reserve_count.saturating_sub(bytes);
+        } else {
+            self.pools[q.pool as usize].used -= held - after;
+        }
         self.total -= held - after;
     }
 
@@ -428,7 +444,7 @@ mod tests {
         assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Shared));
         assert_eq!(mmu.pool_used(0), 1_000);
         for charge in [Charge::Reserve, Charge::Reserve, Charge::Shared] {
-            mmu.release(0, 0, 1_000, charge);
+            mmu.release_charged(0, 0, 1_000, charge);
         }
         assert_eq!((mmu.total(), mmu.pool_used(0)), (0, 0));
         // 1000 of the counter stayed: the empty queue's reserve now takes two packets, not three.
@@ -455,12 +471,12 @@ mod tests {
         mmu.admit(0, 0, 1_500).unwrap();
         assert_eq!(mmu.pool_used(0), 1_000);
         assert_eq!(mmu.total(), 3_000);
-        mmu.release(0, 0, 1_500, Charge::ByLevel);
+        mmu.release(0, 0, 1_500);
         assert_eq!(mmu.pool_used(0), 0);
-        mmu.release(0, 0, 1_500, Charge::ByLevel);
+        mmu.release(0, 0, 1_500);
         assert_eq!(mmu.total(), 0);
         assert!(mmu.violations().is_empty());
-        mmu.release(0, 0, 1, Charge::ByLevel);
+        mmu.release(0, 0, 1);
         assert_eq!(mmu.violations().len(), 1);
     }
 
@@ -477,7 +493,7 @@ mod tests {
         mmu.admit_lossless(0, 0, 500);
         assert_eq!(mmu.total(), 2_500);
         assert_eq!(mmu.violations().len(), 1);
-        mmu.release(0, 0, 2_500, Charge::ByLevel);
+        mmu.release(0, 0, 2_500);
         assert_eq!((mmu.total(), mmu.pool_used(0)), (0, 0));
     }
 

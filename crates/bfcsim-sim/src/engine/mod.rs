@@ -1152,17 +1152,17 @@ impl Shard {
             return false;
         };
         out.sent += 1;
-        let charge = self
-            .charges
-            .get(pkt.idx())
-            .copied()
-            .unwrap_or(Charge::ByLevel);
-        self.switches[out.switch as usize].mmu.release(
-            out.local as usize,
-            queue,
-            size as u64,
-            charge,
-        );
+        let mmu = &mut self.switches[out.switch as usize].mmu;
+        if self.charges.is_empty() {
+            mmu.release(out.local as usize, queue, size as u64);
+        } else {
+            mmu.release_charged(
+                out.local as usize,
+                queue,
+                size as u64,
+                self.charges[pkt.idx()],
+            );
+        }
         let p = self.packets.get_mut(pkt);
         let data = p.kind == PacketKind::Data;
         if data {
