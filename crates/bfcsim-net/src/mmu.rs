@@ -32,7 +32,8 @@ pub enum Admission {
     BccNs2,
 }
 
-/// Where a queued packet's bytes are counted, for its release: [`Mmu::admit`] says, [`Mmu::release`] is told.
+/// Where a queued packet's bytes are counted, for its release: [`Mmu::admit`] says, [`Mmu::release_charged`]
+/// is told ([`Mmu::release`] assumes [`Charge::ByLevel`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Charge {
     /// By the queue's level ([`Admission::DynamicThreshold`]): its first `reserve` bytes are reserve, the
@@ -447,19 +448,30 @@ mod tests {
             mmu.release_charged(0, 0, 1_000, charge);
         }
         assert_eq!((mmu.total(), mmu.pool_used(0)), (0, 0));
-        // 1000 of the counter stayed: the empty queue's reserve now takes two packets, not three.
+        // 1000 of the counter stayed. Rounds of two packets in and out: each second packet that takes the
+        // reserve leaves the first's 1000 behind, until the counter (3000) lets only one packet in.
+        let reserved: Vec<usize> = (0..5)
+            .map(|_| {
+                let charges = [mmu.admit(0, 0, 1_000), mmu.admit(0, 0, 1_000)].map(Result::unwrap);
+                for charge in charges {
+                    mmu.release_charged(0, 0, 1_000, charge);
+                }
+                charges.iter().filter(|&&c| c == Charge::Reserve).count()
+            })
+            .collect();
+        assert_eq!(reserved, [2, 2, 1, 1, 1]);
+        // One packet in the reserve, then into the pool while queue + packet <= free: 2000 <= 10000, 3000 <=
+        // 9000, 4000 <= 8000, 5000 <= 7000, 6000 <= 6000.
         assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Reserve));
-        assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Reserve));
-        // Into the pool while queue + packet <= free: 3000 <= 10000, 4000 <= 9000, 5000 <= 8000, 6000 <= 7000.
-        for _ in 0..4 {
+        for _ in 0..5 {
             assert_eq!(mmu.admit(0, 0, 1_000), Ok(Charge::Shared));
         }
         assert_eq!(
             mmu.admit(0, 0, 1_000),
             Err(DropReason::DynamicThreshold),
-            "7000 > 6000"
+            "7000 > 5000"
         );
-        assert_eq!((mmu.queue_bytes(0, 0), mmu.pool_used(0)), (6_000, 4_000));
+        assert_eq!((mmu.queue_bytes(0, 0), mmu.pool_used(0)), (6_000, 5_000));
         assert!(mmu.violations().is_empty());
     }
 
