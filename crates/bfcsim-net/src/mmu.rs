@@ -284,39 +284,45 @@ impl Mmu {
     #[inline]
     pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
         let qi = self.qi(port, queue);
-        let held = self.queues[qi].bytes;
-        if bytes > held {
-            self.underflows += 1;
-        }
-        let after = held.saturating_sub(bytes);
+        let (held, after) = self.drain(qi, bytes);
         let shared = self.shared_of(held) - self.shared_of(after);
-        let q = &mut self.queues[qi];
-        q.bytes = after;
-        self.pools[q.pool as usize].used -= shared;
-        self.total -= held - after;
+        let pool = self.queues[qi].pool as usize;
+        self.pools[pool].used -= shared;
     }
 
     /// Returns `bytes` of a packet leaving `queue` of local `port`, counted where its admission said.
     #[inline(never)]
     pub fn release_charged(&mut self, port: usize, queue: usize, bytes: u64, charge: Charge) {
-        if charge == Charge::ByLevel {
-            return self.release(port, queue, bytes);
-        }
         let qi = self.qi(port, queue);
-        let held = self.queues[qi].bytes;
+        match charge {
+            Charge::ByLevel => self.release(port, queue, bytes),
+            Charge::Reserve => {
+                self.drain(qi, bytes);
+                // ns-2 takes off the packet's size only; what its admission added for the queue stays.
+                let q = &mut self.queues[qi];
+                q.reserve_count = q.reserve_count.saturating_sub(bytes);
+            }
+            Charge::Shared => {
+                let (held, after) = self.drain(qi, bytes);
+                let pool = self.queues[qi].pool as usize;
+                self.pools[pool].used -= held - after;
+            }
+        }
+    }
+
+    /// Takes `bytes` off queue `qi` and the switch's total (counting a release of more than the queue held);
+    /// returns the queue's bytes before and after.
+    #[inline(always)]
+    fn drain(&mut self, qi: usize, bytes: u64) -> (u64, u64) {
+        let q = &mut self.queues[qi];
+        let held = q.bytes;
         if bytes > held {
             self.underflows += 1;
         }
         let after = held.saturating_sub(bytes);
-        let q = &mut self.queues[qi];
         q.bytes = after;
-        if charge == Charge::Reserve {
-            // ns-2 takes off the packet's size only; what its admission added for the queue stays.
-            q.reserve_count = q.reserve_count.saturating_sub(bytes);
-        } else {
-            self.pools[q.pool as usize].used -= held - after;
-        }
         self.total -= held - after;
+        (held, after)
     }
 
     /// Bytes held by the whole switch.

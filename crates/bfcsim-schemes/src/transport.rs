@@ -398,22 +398,18 @@ impl Sender {
     /// Marks lost every segment from the retransmission pointer to the highest held one that the receiver does
     /// not hold, and moves the pointer past them (ns-2's `nxt_tseq` walking `ReassemblyQueue::nexthole`).
     fn resend_sacked_holes(&mut self) {
-        let board = self.scoreboard.as_ref().expect("FullTcpSack");
-        let Some(&high) = board.sacked.last() else {
-            return;
-        };
-        let mut seq = board.next_hole.max(self.snd_una);
-        let mut holes = Vec::new();
-        while seq < high {
-            if !board.sacked.contains(&seq) {
-                holes.push(seq);
+        let mut board = self.scoreboard.take().expect("FullTcpSack");
+        if let Some(&high) = board.sacked.last() {
+            let mut seq = board.next_hole.max(self.snd_una);
+            while seq < high {
+                if !board.sacked.contains(&seq) {
+                    self.mark_lost(seq);
+                }
+                seq += self.seg_len(seq);
             }
-            seq += self.seg_len(seq);
+            board.next_hole = seq;
         }
-        self.scoreboard.as_mut().expect("FullTcpSack").next_hole = seq;
-        for hole in holes {
-            self.mark_lost(hole);
-        }
+        self.scoreboard = Some(board);
     }
 
     /// Selective repeat: the receiver holds everything below `from` and nothing of `[from, to)` (Homa's RESEND,
