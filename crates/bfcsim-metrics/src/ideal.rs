@@ -152,9 +152,14 @@ impl Ideal {
 // The formulas below work in u128 picoseconds, saturating, so that no input can overflow them: a result
 // beyond u64 is reported by `Ideal::fct` as `None`.
 
-/// Serialization time of `bytes` at `rate`, rounded up to a picosecond, as [`Rate::tx_time`] rounds it.
+/// Serialization time of `bytes` at `rate`, rounded up to a picosecond, as [`Rate::tx_time`] rounds it. A
+/// multiplication for every rate whose byte time is a whole picosecond: the `u128` division otherwise taken per
+/// hop was a third of the runner's ideal-FCT pass, which runs for every flow.
 fn tx(rate: Rate, bytes: u64) -> u128 {
-    (bytes as u128 * 8 * 1_000_000_000_000).div_ceil(rate.bps() as u128)
+    match rate.ps_per_byte() {
+        Some(ps) => bytes as u128 * ps as u128,
+        None => (bytes as u128 * 8 * 1_000_000_000_000).div_ceil(rate.bps() as u128),
+    }
 }
 
 fn ps(t: Time) -> u128 {
@@ -247,17 +252,25 @@ fn bfc_artifact(path: &PathProfile, size: Bytes) -> u128 {
     }
 }
 
+/// `a · b / d` rounded down, in `u64` arithmetic when the product fits (a `u128` division is a library call).
+fn mul_div(a: u64, b: u64, d: u64) -> u128 {
+    match a.checked_mul(b) {
+        Some(product) => (product / d) as u128,
+        None => a as u128 * b as u128 / d as u128,
+    }
+}
+
 fn hpcc(path: &PathProfile, format: &PacketFormat, size: Bytes) -> u128 {
-    const NS_BITS: u128 = 8 * 1_000_000_000;
+    const NS_BITS: u64 = 8 * 1_000_000_000;
     let delay_ns: u128 = path.hops.iter().map(|h| h.delay.ns() as u128).sum();
     let tx_ns: u128 = path
         .hops
         .iter()
-        .map(|h| format.payload as u128 * NS_BITS / h.rate.bps() as u128)
+        .map(|h| mul_div(format.payload, NS_BITS, h.rate.bps()))
         .sum();
-    let bottleneck = path.hops.iter().map(|h| h.rate.bps()).min().unwrap_or(1) as u128;
-    let total_wire = format.total_wire(size).0 as u128;
-    let ns = 2 * delay_ns + tx_ns + total_wire.saturating_mul(NS_BITS) / bottleneck;
+    let bottleneck = path.hops.iter().map(|h| h.rate.bps()).min().unwrap_or(1);
+    let total_wire = format.total_wire(size).0;
+    let ns = 2 * delay_ns + tx_ns + mul_div(total_wire, NS_BITS, bottleneck);
     ns.saturating_mul(1000)
 }
 
