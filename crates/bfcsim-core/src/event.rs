@@ -45,6 +45,8 @@ const WORDS: usize = BUCKETS / 64;
 const SUMMARY: usize = WORDS.div_ceil(64);
 /// Keys a bucket holds in place: seven `u64` and the bookkeeping fill one 64-byte line.
 const INLINE: usize = 7;
+/// How many buckets ahead of the window's start [`EventQueue::advance`] asks for.
+const PREFETCH_AHEAD: u64 = 4;
 /// The widest slot: its time offsets and the event bits fill a `u64` key.
 const MAX_SHIFT: u32 = 64 - EVENT_BITS;
 
@@ -178,10 +180,13 @@ impl<E: EventBits> EventQueue<E> {
         self.far.push(Reverse(key));
     }
 
-    /// Moves the window to start at `slot` and pulls in the far events it now covers.
+    /// Moves the window to start at `slot` and pulls in the far events it now covers. Asks for the line of a
+    /// bucket a few slots ahead, which the pops reach a few events from now: it was last written about a link
+    /// delay ago, and the packets since have usually pushed it out of the cache.
     #[inline]
     fn advance(&mut self, slot: u64) {
         self.cur = slot;
+        crate::hint::prefetch(&self.buckets[((slot + PREFETCH_AHEAD) % BUCKETS as u64) as usize]);
         if self.far_slot < slot + BUCKETS as u64 {
             self.pull_far();
         }

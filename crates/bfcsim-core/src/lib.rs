@@ -12,6 +12,7 @@
 
 pub mod event;
 pub mod flow;
+pub mod hint;
 pub mod hist;
 pub mod ids;
 pub mod input;

@@ -155,6 +155,14 @@ impl Packets {
         &self.slots[id.idx()]
     }
 
+    /// Starts bringing packet `id`'s line into the cache, for a read a few events from now: the packet next on
+    /// a wire is read when it arrives, one serialization later, and by then the line has usually left the
+    /// cache on a large fabric. A hint only: nothing changes but timing.
+    #[inline(always)]
+    pub fn prefetch(&self, id: PacketId) {
+        bfcsim_core::hint::prefetch(&self.slots[id.idx()]);
+    }
+
     /// The packet `id`, mutably.
     #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {

@@ -341,6 +341,11 @@ impl PortQueues {
     pub fn queue_bytes(&self, q: usize) -> u64 {
         self.queues[q].bytes
     }
+    /// The packet at the head of queue `q`, if any.
+    #[inline]
+    pub fn head(&self, q: usize) -> Option<PacketId> {
+        self.queues[q].pkts.front().map(|&(id, _)| id)
+    }
     /// Packets waiting in queue `q`.
     pub fn queue_len(&self, q: usize) -> usize {
         self.queues[q].pkts.len()

@@ -1015,8 +1015,9 @@ impl Shard {
             .in_flight
             .pop_front()
             .expect("a Deliver event has a packet on the wire");
-        if let Some(&(next, _)) = w.in_flight.front() {
+        if let Some(&(next, next_pkt)) = w.in_flight.front() {
             self.events.push(next, Event::Deliver(port));
+            self.packets.prefetch(next_pkt);
         }
         let (peer, far, far_switch) = (w.peer, w.far, w.far_switch);
         let kind = self.packets.get(pkt).kind;
@@ -1151,6 +1152,11 @@ impl Shard {
         let Some((pkt, size, queue)) = out.queues.pop() else {
             return false;
         };
+        // The queue's next packet is likely the port's next to send, one serialization from now; behind a
+        // deep queue its line has left the cache since it arrived.
+        if let Some(next) = out.queues.head(queue) {
+            self.packets.prefetch(next);
+        }
         out.sent += 1;
         let mmu = &mut self.switches[out.switch as usize].mmu;
         if self.charges.is_empty() {
