@@ -429,13 +429,25 @@ mod tests {
 
     fn hop_strategy() -> impl Strategy<Value = Hop> {
         (
-            prop::sample::select(vec![10u64, 25, 40, 100, 400]),
+            // 3 Gb/s: a byte takes no whole number of picoseconds, so `tx` divides.
+            prop::sample::select(vec![3u64, 10, 25, 40, 100, 400]),
             0u64..3_000_000,
         )
             .prop_map(|(g, d)| Hop {
                 rate: Rate::gbps(g),
                 delay: Time(d),
             })
+    }
+
+    #[test]
+    fn mul_div_is_exact_past_u64_products() {
+        assert_eq!(mul_div(1_000, 8_000_000_000, 100_000_000_000), 80);
+        assert_eq!(
+            mul_div(u64::MAX, 8_000_000_000, 8_000_000_000),
+            u64::MAX as u128
+        );
+        assert_eq!(tx(Rate(3_000_000_000), 3), 8_000);
+        assert_eq!(tx(Rate(3_000_000_000), 1), 2_667);
     }
 
     #[test]

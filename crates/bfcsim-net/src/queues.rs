@@ -589,4 +589,17 @@ mod tests {
         }
         assert_eq!(drain(&mut pq), vec![0, 1, 2, 0, 1, 2, 0, 1, 2]);
     }
+
+    #[test]
+    fn head_is_the_queue_s_next_packet() {
+        let mut pq = PortQueues::new(&[0, 0], 1048);
+        assert_eq!(pq.head(0), None);
+        pq.push(0, PacketId(7), 1048);
+        pq.push(0, PacketId(8), 1048);
+        pq.push(1, PacketId(9), 1048);
+        assert_eq!(pq.head(0), Some(PacketId(7)));
+        assert_eq!(pq.pop().map(|(id, ..)| id), Some(PacketId(7)));
+        assert_eq!(pq.head(0), Some(PacketId(8)));
+        assert_eq!(pq.head(1), Some(PacketId(9)));
+    }
 }
