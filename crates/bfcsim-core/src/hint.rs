@@ -1,7 +1,7 @@
 //! Cache hints for the hot path: they change timing only, never a result.
 
-/// Starts bringing `value`'s cache line in, for a read some instructions from now. A hint: on processors
-/// without the instruction it does nothing.
+/// Starts bringing `value`'s cache line in, for a read some instructions from now. A hint (x86-64's
+/// `prefetcht0`); on other architectures it does nothing.
 #[inline(always)]
 pub fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
