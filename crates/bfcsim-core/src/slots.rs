@@ -34,6 +34,23 @@ impl<T> Slots<T> {
         }
     }
 
+    /// Stores an item written by `fill` into a free slot's old item (keeping what it allocated, a vector's
+    /// buffer say) or into a new default one, and returns its index.
+    pub fn insert_with(&mut self, fill: impl FnOnce(&mut T)) -> u32
+    where
+        T: Default,
+    {
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.items.push(T::default());
+                (self.items.len() - 1) as u32
+            }
+        };
+        fill(&mut self.items[i as usize]);
+        i
+    }
+
     /// Marks slot `i` free; its item stays until the slot is reused.
     pub fn release(&mut self, i: u32) {
         self.free.push(i);

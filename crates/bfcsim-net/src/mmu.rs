@@ -112,12 +112,20 @@ pub struct MmuLayout {
 
 /// Occupancy and admission state of one switch's buffer.
 ///
-/// The state a packet's admission touches sits together (one entry per queue with its bytes, α and pool; one
-/// entry per pool with its size, use and peak), so that admitting a packet reads two cache lines, not six.
+/// Laid out by how often a packet touches it: the bytes each queue holds, 8 bytes per queue so that the
+/// queues of a port share a few lines (under BFC a port's 32 queues take turns, and a 32-byte entry per queue
+/// with its α and pool beside the bytes made admission BFC's fifth source of cache misses), and small tables
+/// read by every packet and so always cached: α by queue index, the pool of each port, the pools.
 #[derive(Clone, Debug)]
 pub struct Mmu {
-    /// Per (port, queue), port-major.
-    queues: Vec<QueueState>,
+    /// Bytes held per (port, queue), port-major, reserve and shared together.
+    bytes: Vec<u64>,
+    /// Dynamic Threshold α by queue index (the same at every port).
+    alpha: Vec<f64>,
+    /// The pool of each local port.
+    pool_of_port: Vec<u32>,
+    /// [`Admission::BccNs2`]'s reserve counter (`reserve_buf_len_`) per (port, queue); empty otherwise.
+    reserve_count: Vec<u64>,
     pools: Vec<Pool>,
     queues_per_port: usize,
     reserve: u64,
@@ -127,18 +135,6 @@ pub struct Mmu {
     total: u64,
     /// Releases of more than a queue held (a bookkeeping bug); checked by the end-of-run invariants.
     underflows: u64,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct QueueState {
-    /// Bytes held, reserve and shared together.
-    bytes: u64,
-    /// Dynamic Threshold α.
-    alpha: f64,
-    /// The pool of the queue's port.
-    pool: u32,
-    /// [`Admission::BccNs2`]'s reserve counter (`reserve_buf_len_`).
-    reserve_count: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -158,18 +154,7 @@ impl Mmu {
             layout.queues_per_port,
             "one α per queue index"
         );
-        let queues = layout
-            .pool_of_port
-            .iter()
-            .flat_map(|&pool| {
-                layout.alpha.iter().map(move |&alpha| QueueState {
-                    bytes: 0,
-                    alpha,
-                    pool: pool as u32,
-                    reserve_count: 0,
-                })
-            })
-            .collect();
+        let queues = layout.pool_of_port.len() * layout.queues_per_port;
         let pools = layout
             .pool_size
             .iter()
@@ -180,7 +165,14 @@ impl Mmu {
             })
             .collect();
         Mmu {
-            queues,
+            bytes: vec![0; queues],
+            reserve_count: if layout.admission == Admission::BccNs2 {
+                vec![0; queues]
+            } else {
+                Vec::new()
+            },
+            pool_of_port: layout.pool_of_port.iter().map(|&p| p as u32).collect(),
+            alpha: layout.alpha,
             pools,
             queues_per_port: layout.queues_per_port,
             reserve: layout.reserve,
@@ -207,46 +199,56 @@ impl Mmu {
     pub fn admit(&mut self, port: usize, queue: usize, bytes: u64) -> Result<Charge, DropReason> {
         let qi = self.qi(port, queue);
         if self.admission == Admission::BccNs2 {
-            return self.admit_bcc_ns2(qi, bytes);
+            return self.admit_bcc_ns2(port, queue, bytes);
         }
-        let q = self.queues[qi];
-        let extra = self.shared_of(q.bytes + bytes) - self.shared_of(q.bytes);
-        if extra > 0 && !self.unlimited {
-            let pool = &self.pools[q.pool as usize];
+        let (reserve, unlimited) = (self.reserve, self.unlimited);
+        let pool = &mut self.pools[self.pool_of_port[port] as usize];
+        let held = &mut self.bytes[qi];
+        let extra = (*held + bytes).saturating_sub(reserve) - held.saturating_sub(reserve);
+        if extra > 0 && !unlimited {
             if pool.used + extra > pool.size {
                 return Err(DropReason::PoolFull);
             }
             // Byte counts fit in an i64, whose conversion to f64 is one instruction where a u64's is a
             // branching sequence; the values, and so the decision, are the same.
             let free = (pool.size - pool.used) as i64 as f64;
-            if self.shared_of(q.bytes) as i64 as f64 >= q.alpha * free {
+            if held.saturating_sub(reserve) as i64 as f64 >= self.alpha[queue] * free {
                 return Err(DropReason::DynamicThreshold);
             }
         }
-        self.take(qi, bytes, extra);
+        // `take`, with the entries already found.
+        *held += bytes;
+        pool.used += extra;
+        pool.peak = pool.peak.max(pool.used);
+        self.total += bytes;
         Ok(Charge::ByLevel)
     }
 
     /// [`Admission::BccNs2`]'s admission (`MyRED::buffer_overfill`).
     #[inline(never)]
-    fn admit_bcc_ns2(&mut self, qi: usize, bytes: u64) -> Result<Charge, DropReason> {
-        let q = &mut self.queues[qi];
-        let len = q.bytes + bytes;
-        if len + q.reserve_count <= self.reserve {
-            q.reserve_count += len;
-            self.take(qi, bytes, 0);
+    fn admit_bcc_ns2(
+        &mut self,
+        port: usize,
+        queue: usize,
+        bytes: u64,
+    ) -> Result<Charge, DropReason> {
+        let qi = self.qi(port, queue);
+        let len = self.bytes[qi] + bytes;
+        if len + self.reserve_count[qi] <= self.reserve {
+            self.reserve_count[qi] += len;
+            self.take(port, qi, bytes, 0);
             return Ok(Charge::Reserve);
         }
         if !self.unlimited {
-            let pool = &self.pools[q.pool as usize];
+            let pool = &self.pools[self.pool_of_port[port] as usize];
             if pool.used + bytes > pool.size {
                 return Err(DropReason::PoolFull);
             }
-            if len as i64 as f64 > q.alpha * (pool.size - pool.used) as i64 as f64 {
+            if len as i64 as f64 > self.alpha[queue] * (pool.size - pool.used) as i64 as f64 {
                 return Err(DropReason::DynamicThreshold);
             }
         }
-        self.take(qi, bytes, bytes);
+        self.take(port, qi, bytes, bytes);
         Ok(Charge::Shared)
     }
 
@@ -259,21 +261,20 @@ impl Mmu {
     pub fn admit_lossless(&mut self, port: usize, queue: usize, bytes: u64) -> Charge {
         let qi = self.qi(port, queue);
         if self.admission == Admission::BccNs2 {
-            self.take(qi, bytes, bytes);
+            self.take(port, qi, bytes, bytes);
             return Charge::Shared;
         }
-        let held = self.queues[qi].bytes;
+        let held = self.bytes[qi];
         let extra = self.shared_of(held + bytes) - self.shared_of(held);
-        self.take(qi, bytes, extra);
+        self.take(port, qi, bytes, extra);
         Charge::ByLevel
     }
 
-    /// Counts `bytes` into queue `qi`, `extra` of them from its pool's shared part.
+    /// Counts `bytes` into queue `qi` of local `port`, `extra` of them from the port's pool's shared part.
     #[inline]
-    fn take(&mut self, qi: usize, bytes: u64, extra: u64) {
-        let q = &mut self.queues[qi];
-        q.bytes += bytes;
-        let pool = &mut self.pools[q.pool as usize];
+    fn take(&mut self, port: usize, qi: usize, bytes: u64, extra: u64) {
+        self.bytes[qi] += bytes;
+        let pool = &mut self.pools[self.pool_of_port[port] as usize];
         pool.used += extra;
         pool.peak = pool.peak.max(pool.used);
         self.total += bytes;
@@ -284,9 +285,9 @@ impl Mmu {
     #[inline]
     pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
         let qi = self.qi(port, queue);
+        let pool = self.pool_of_port[port] as usize;
         let (held, after) = self.drain(qi, bytes);
         let shared = self.shared_of(held) - self.shared_of(after);
-        let pool = self.queues[qi].pool as usize;
         self.pools[pool].used -= shared;
     }
 
@@ -299,12 +300,12 @@ impl Mmu {
             Charge::Reserve => {
                 self.drain(qi, bytes);
                 // ns-2 takes off the packet's size only; what its admission added for the queue stays.
-                let q = &mut self.queues[qi];
-                q.reserve_count = q.reserve_count.saturating_sub(bytes);
+                let count = &mut self.reserve_count[qi];
+                *count = count.saturating_sub(bytes);
             }
             Charge::Shared => {
                 let (held, after) = self.drain(qi, bytes);
-                let pool = self.queues[qi].pool as usize;
+                let pool = self.pool_of_port[port] as usize;
                 self.pools[pool].used -= held - after;
             }
         }
@@ -314,13 +315,12 @@ impl Mmu {
     /// returns the queue's bytes before and after.
     #[inline(always)]
     fn drain(&mut self, qi: usize, bytes: u64) -> (u64, u64) {
-        let q = &mut self.queues[qi];
-        let held = q.bytes;
+        let held = self.bytes[qi];
         if bytes > held {
             self.underflows += 1;
         }
         let after = held.saturating_sub(bytes);
-        q.bytes = after;
+        self.bytes[qi] = after;
         self.total -= held - after;
         (held, after)
     }
@@ -332,15 +332,12 @@ impl Mmu {
     }
     /// Bytes held by one queue.
     pub fn queue_bytes(&self, port: usize, queue: usize) -> u64 {
-        self.queues[self.qi(port, queue)].bytes
+        self.bytes[self.qi(port, queue)]
     }
     /// Bytes held by all queues of one port.
     pub fn port_bytes(&self, port: usize) -> u64 {
         let q = self.queues_per_port;
-        self.queues[port * q..(port + 1) * q]
-            .iter()
-            .map(|q| q.bytes)
-            .sum()
+        self.bytes[port * q..(port + 1) * q].iter().sum()
     }
     /// Shared bytes in use in `pool`.
     #[inline]
@@ -350,7 +347,7 @@ impl Mmu {
     /// The pool of local `port`.
     #[inline]
     pub fn pool_of(&self, port: usize) -> usize {
-        self.queues[self.qi(port, 0)].pool as usize
+        self.pool_of_port[port] as usize
     }
     /// Size of `pool` in bytes.
     pub fn pool_size(&self, pool: usize) -> u64 {
@@ -362,7 +359,7 @@ impl Mmu {
     }
     /// Dynamic Threshold α of `queue` (the same index at every port).
     pub fn alpha(&self, queue: usize) -> f64 {
-        self.queues[queue].alpha
+        self.alpha[queue]
     }
     /// Static reserve of every queue, in bytes.
     pub fn reserve(&self) -> u64 {

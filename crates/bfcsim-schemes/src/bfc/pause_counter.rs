@@ -84,8 +84,8 @@ impl PauseCounter {
     }
 
     /// Upstream queues of ingress `port` that should be paused now, as a bitmap (the periodic refresh).
-    pub fn bitmap(&self, port: u16) -> Vec<u64> {
-        self.bits[port as usize].clone()
+    pub fn bitmap(&self, port: u16) -> &[u64] {
+        &self.bits[port as usize]
     }
 
     /// How many upstream queues of ingress `port` are paused.
@@ -111,7 +111,7 @@ mod tests {
             Some(Signal::Pause { port: 0, queue: 7 })
         );
         assert_eq!(pc.paused_at(1), 1);
-        assert_eq!(pc.bitmap(1), vec![1 << 7]);
+        assert_eq!(pc.bitmap(1), [1 << 7]);
         assert_eq!(pc.decrement(1, 7), None);
         assert_eq!(pc.get(1, 7), 1);
         assert_eq!(
@@ -119,7 +119,7 @@ mod tests {
             Some(Signal::Resume { port: 1, queue: 7 })
         );
         assert_eq!(pc.paused_at(1), 0);
-        assert_eq!(pc.bitmap(1), vec![0]);
+        assert_eq!(pc.bitmap(1), [0]);
         assert_eq!(pc.get(0, 7), 1, "ingresses are counted apart");
     }
 
@@ -127,7 +127,7 @@ mod tests {
     fn nic_queues_grow_the_counter() {
         let mut pc = PauseCounter::new(1);
         pc.increment(0, 130);
-        assert_eq!(pc.bitmap(0), vec![0, 0, 1 << 2]);
+        assert_eq!(pc.bitmap(0), [0, 0, 1 << 2]);
     }
 
     #[test]

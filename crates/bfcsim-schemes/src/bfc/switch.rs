@@ -389,7 +389,7 @@ impl BfcSwitch {
     }
 
     /// Bitmap of the upstream queues of ingress `port` that should be paused (the periodic refresh, §3.3.2).
-    pub fn paused_bitmap(&self, port: u16) -> Vec<u64> {
+    pub fn paused_bitmap(&self, port: u16) -> &[u64] {
         self.counter.bitmap(port)
     }
 

@@ -36,7 +36,7 @@ use bfcsim_net::int::IntStack;
 use bfcsim_net::mmu::{Charge, DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
 use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
-use bfcsim_net::queues::PortQueues;
+use bfcsim_net::queues::{NO_TAG, PortQueues, Run};
 use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash, five_tuple_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
@@ -444,6 +444,17 @@ pub struct Shard {
     /// Data packets that brought their receiver bytes it did not have: a run whose count stops growing while
     /// flows remain makes no progress ([`crate::sim::Sim::progress`]).
     progress: u64,
+}
+
+/// A packet's tag in the port queues: its data flow, or [`NO_TAG`] for any other packet, so that the queues
+/// know their runs of one flow for the active-flow sampler ([`Shard::port_active_flows`]).
+#[inline(always)]
+fn flow_tag(p: &Packet) -> u32 {
+    if p.kind == PacketKind::Data {
+        p.flow.0
+    } else {
+        NO_TAG
+    }
 }
 
 impl Shard {
@@ -862,7 +873,7 @@ impl Shard {
                     self.rate.stacks[id.idx()] = *stack;
                 }
                 ParcelExtra::Map(map) => {
-                    let index = self.hop.store_map(map);
+                    let index = self.hop.store_map(&map);
                     self.packets.get_mut(id).seq = index as u64;
                 }
             }
@@ -1142,7 +1153,8 @@ impl Shard {
             self.mark_ce(e.pkt);
         }
         let out = &mut self.sw_ports[e.out_sp as usize];
-        out.queues.push_ranked(queue, e.pkt, p.size, rank);
+        out.queues
+            .push_ranked(queue, e.pkt, p.size, rank, flow_tag(p));
         self.packets.get_mut(e.pkt).queued_at = self.now;
     }
 
@@ -1873,15 +1885,18 @@ impl Shard {
             Some(w.sending_flow).filter(|&f| f != u32::MAX)
         };
         // One allocation of the right size and a plain loop: the sampler calls this for every switch port, and
-        // a chained iterator collected into a growing vector cost more than the sort.
+        // a chained iterator collected into a growing vector cost more than the sort. The queues keep their
+        // runs of one data flow (packets are tagged by it on enqueue), so a packet is read only where a queue
+        // holds more than one run, and the sort sees one entry per run.
         let queues = &self.sw_ports[sp as usize].queues;
         let mut flows = Vec::with_capacity(queues.len() + 1);
-        for id in queues.iter() {
-            let p = self.packets.get(id);
-            // A queue's packets come in runs of one flow (under BFC, a queue is mostly one flow's): keeping
-            // only a run's first shrinks the sort below to about one entry per queue.
-            if p.kind == PacketKind::Data && flows.last() != Some(&p.flow.0) {
-                flows.push(p.flow.0);
+        for run in queues.runs() {
+            let tag = match run {
+                Run::Tag(tag) => tag,
+                Run::From(id) => flow_tag(self.packets.get(id)),
+            };
+            if tag != NO_TAG && flows.last() != Some(&tag) {
+                flows.push(tag);
             }
         }
         flows.extend(sending);

@@ -235,12 +235,27 @@ impl HopState {
         }
     }
 
-    /// Keeps a frame's bitmap (BFC's refresh) until the frame arrives; returns the index the frame carries.
-    pub(super) fn store_map(&mut self, map: Vec<u64>) -> u32 {
-        self.maps.insert(map)
+    /// Keeps a copy of a frame's bitmap (BFC's refresh) until the frame arrives; returns the index the frame
+    /// carries. The copy goes into the buffer a delivered frame's bitmap left behind: a refresh every
+    /// microsecond at every port with paused queues made an allocation and a free per frame.
+    pub(super) fn store_map(&mut self, map: &[u64]) -> u32 {
+        self.maps.insert_with(|kept| {
+            kept.clear();
+            kept.extend_from_slice(map);
+        })
     }
 
-    /// Takes the bitmap stored at `index` back.
+    /// The bitmap stored at `index`.
+    pub(super) fn map(&self, index: u32) -> &[u64] {
+        &self.maps[index as usize]
+    }
+
+    /// Frees the bitmap stored at `index` (its buffer is kept for the next).
+    pub(super) fn release_map(&mut self, index: u32) {
+        self.maps.release(index);
+    }
+
+    /// Takes the bitmap stored at `index` out, for a frame crossing to another shard.
     pub(super) fn take_map(&mut self, index: u32) -> Vec<u64> {
         self.maps.take(index)
     }
@@ -287,7 +302,7 @@ impl Shard {
         let (s, local) = (out.switch as usize, out.local as usize);
         if let Err(reason) = self.admit(s, local, 0, pkt, size) {
             if kind == PacketKind::Refresh {
-                self.hop.take_map(seq as u32);
+                self.hop.release_map(seq as u32);
             }
             self.port_drops[port.idx()] += 1;
             self.drop_packet(pkt, reason);

@@ -60,24 +60,28 @@ fn me(sh: &mut Shard) -> &mut Bfc {
 }
 
 /// A refresh frame (§3.3.2) reached the device owning `port`: every queue of its transmitter takes the state
-/// bitmap `want` asks (paused when its bit is set). Only the queues whose state differs are handed to the
-/// engine, in queue order, found a word of 64 queues at a time: a refresh lists every queue and few change,
+/// bitmap stored at `map` asks (paused when its bit is set). Only the queues whose state differs are handed to
+/// the engine, in queue order, found a word of 64 queues at a time: a refresh lists every queue and few change,
 /// and a call per queue that did nothing was 4% of a BFC run's instructions.
-fn refresh(sh: &mut Shard, port: PortId, want: &[u64]) {
+fn refresh(sh: &mut Shard, port: PortId, map: u32) {
     match sh.wires[port.idx()].owner {
         Owner::Switch(sp) => {
             let queues = &sh.sw_ports[sp as usize].queues;
-            let changed = changed_queues(want, sh.data_base..queues.count(), |w| {
+            let changed = changed_queues(sh.hop.map(map), sh.data_base..queues.count(), |w| {
                 queues.paused_word(w)
             });
+            sh.hop.release_map(map);
             sh.set_port_paused(port, sp, changed);
         }
         Owner::Host(h) => {
             if !me(sh).cfg.nic_obeys_pause {
+                sh.hop.release_map(map);
                 return;
             }
             let nic = &sh.hosts[h as usize].nic;
-            let changed = changed_queues(want, 0..nic.users.len(), |w| nic.paused_word(w));
+            let changed =
+                changed_queues(sh.hop.map(map), 0..nic.users.len(), |w| nic.paused_word(w));
+            sh.hop.release_map(map);
             sh.set_nic_paused(h, changed.into_iter().map(|(q, p)| (q as u32, p)));
         }
     }
@@ -222,8 +226,7 @@ impl SchemeSide for Bfc {
         }
         let p = sh.take_frame(pkt);
         if p.kind == PacketKind::Refresh {
-            let want = sh.hop.take_map(p.seq as u32);
-            return refresh(sh, port, &want);
+            return refresh(sh, port, p.seq as u32);
         }
         let (q, paused) = (p.seq as u32, p.kind == PacketKind::Pause);
         match sh.wires[port.idx()].owner {
@@ -244,7 +247,9 @@ impl SchemeSide for Bfc {
         };
         let sp_ref = &sh.sw_ports[sp as usize];
         let (s, local) = (sp_ref.switch as usize, sp_ref.local as u16);
-        let b = me(sh);
+        let Scheme::Bfc(b) = &sh.scheme else {
+            unreachable!("BFC runs")
+        };
         let bitmap = b.switches[s].paused_bitmap(local);
         let still = b.switches[s].paused_at(local) > 0;
         let size = b.cfg.frame_size + (bitmap.len() * 8) as u32;
