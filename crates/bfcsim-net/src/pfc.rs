@@ -286,11 +286,13 @@ pub enum PauseThreshold {
 
 impl PauseThreshold {
     /// The threshold on a (port, priority)'s shared bytes when `free` shared bytes remain. Exact for
-    /// power-of-two fractions (`free >> shift`) while `free < 2⁵³`.
+    /// power-of-two fractions (`free >> shift`) while `free < 2⁵³`. Byte counts fit in an `i64`, whose
+    /// conversions to and from `f64` are one instruction each where a `u64`'s are branching sequences; the
+    /// values are the same (a fraction's product with a buffer size is far below 2⁶³, and never negative).
     #[inline]
     pub fn bytes(self, free: u64) -> u64 {
         match self {
-            PauseThreshold::Dynamic { fraction } => (fraction * free as f64) as u64,
+            PauseThreshold::Dynamic { fraction } => (fraction * free as i64 as f64) as i64 as u64,
             PauseThreshold::Static { bytes } => bytes,
         }
     }
@@ -448,6 +450,7 @@ impl PfcIngress {
     /// (port, priority) stays within its pause threshold and the free buffer, then headroom; [`Admission::Drop`]
     /// when headroom cannot take it (counted in [`PfcIngress::lossless_drops`]). Lossy priorities always go to
     /// the shared buffer: their admission is the egress MMU's.
+    #[inline]
     pub fn admit(&mut self, port: usize, prio: u8, size: u64) -> Admission {
         let i = self.ix(port, prio);
         let held = self.ingress[i];
@@ -480,6 +483,7 @@ impl PfcIngress {
 
     /// Returns the bytes of a packet that arrived on `port` with `prio` and has left the switch (ns-3
     /// `RemoveFromIngressAdmission`): from headroom first, then the shared part, then the reserve.
+    #[inline]
     pub fn release(&mut self, port: usize, prio: u8, size: u64) {
         let i = self.ix(port, prio);
         let from_hdrm = self.hdrm[i].min(size);
@@ -497,6 +501,7 @@ impl PfcIngress {
 
     /// Whether a PAUSE is due (ns-3 `CheckShouldPause`): lossless, not yet paused, and using headroom or with
     /// shared bytes at or over the threshold.
+    #[inline]
     pub fn should_pause(&self, port: usize, prio: u8) -> bool {
         let i = self.ix(port, prio);
         self.is_lossless(prio)
@@ -506,6 +511,7 @@ impl PfcIngress {
 
     /// Whether a RESUME is due (ns-3 `CheckShouldResume`): paused, no headroom in use, and shared bytes zero or
     /// at least `resume_offset` below the threshold.
+    #[inline]
     pub fn should_resume(&self, port: usize, prio: u8) -> bool {
         let i = self.ix(port, prio);
         if !self.paused[i] || self.hdrm[i] > 0 {
@@ -517,6 +523,7 @@ impl PfcIngress {
 
     /// Call after an admission from (`port`, `prio`): the PAUSE to send on the not-paused → paused edge, once
     /// (ns-3 `SwitchNode::CheckAndSendPfc`: `CheckShouldPause`, `SendPfc`, `SetPause`).
+    #[inline]
     pub fn poll_pause(&mut self, port: usize, prio: u8) -> Option<PfcAction> {
         if !self.should_pause(port, prio) {
             return None;
@@ -529,6 +536,7 @@ impl PfcIngress {
 
     /// Call after a release from (`port`, `prio`): the RESUME to send on the paused → not-paused edge, once
     /// (ns-3 `SwitchNode::CheckAndSendResume`).
+    #[inline]
     pub fn poll_resume(&mut self, port: usize, prio: u8) -> Option<PfcAction> {
         if !self.should_resume(port, prio) {
             return None;
