@@ -23,17 +23,17 @@ use bfcsim_core::PacketId;
 /// A packet's tag when it has none (a control frame): a run of its own kind like any other tag.
 pub const NO_TAG: u32 = u32::MAX;
 
-/// The bit of a queue entry's size word set when the packet's tag differs from that of the packet pushed
-/// before it.
+/// The bit of a queue entry's id word set when the packet's tag differs from that of the packet pushed
+/// before it. Packet ids stay below 2^31: the slab would need 128 GiB of packets to reach it.
 const RUN_START: u32 = 1 << 31;
 
 /// One queue with its scheduler state, kept together so that serving a packet touches one entry.
 #[derive(Clone, Debug)]
 struct Fifo {
-    /// Each packet with its wire size, [`RUN_START`] set when its tag differs from the packet's before it
-    /// (the head's bit says nothing: the head starts a run whatever it is). Set on the pushed entry, so that
-    /// neither a push nor a pop touches a second entry.
-    pkts: VecDeque<(PacketId, u32)>,
+    /// Each packet's id, [`RUN_START`] set when its tag differs from the packet's before it (the head's bit
+    /// says nothing: the head starts a run whatever it is), and its wire size. The bit is set on the pushed
+    /// entry, so that neither a push nor a pop touches a second entry.
+    pkts: VecDeque<(u32, u32)>,
     bytes: u64,
     /// DRR deficit counter.
     deficit: u64,
@@ -47,11 +47,17 @@ impl Fifo {
     /// Takes the head out; returns its id and wire size.
     #[inline(always)]
     fn pop_head(&mut self) -> (PacketId, u32) {
-        let (id, word) = self.pkts.pop_front().expect("queue is non-empty");
-        let size = word & !RUN_START;
+        let (word, size) = self.pkts.pop_front().expect("queue is non-empty");
+        let id = packet(word);
         self.bytes -= size as u64;
         (id, size)
     }
+}
+
+/// The packet of a queue entry's id word.
+#[inline(always)]
+fn packet(word: u32) -> PacketId {
+    PacketId(word & !RUN_START)
 }
 
 /// A run of packets of one tag in a queue ([`PortQueues::runs`]).
@@ -198,13 +204,13 @@ impl PortQueues {
         self.push_ranked(q, id, size, 0, NO_TAG);
     }
 
-    /// Appends a packet of `size` wire bytes (below 2^31), SRF rank `rank` and tag `tag` to queue `q` (the rank
+    /// Appends a packet of `size` wire bytes, SRF rank `rank` and tag `tag` to queue `q` (the rank
     /// is ignored unless the queues were built [`with_srf`](Self::with_srf)). Always inlined into the switch's
     /// enqueue: it runs for every packet entering a switch queue, and out of line a fifth of its instructions
     /// saved and restored registers.
     #[inline(always)]
     pub fn push_ranked(&mut self, q: usize, id: PacketId, size: u32, rank: u64, tag: u32) {
-        debug_assert!(size < RUN_START, "a packet of 2 GiB");
+        debug_assert!(id.0 < RUN_START, "2^31 packets in the slab");
         if self.srf() {
             self.ranks[q].push_back(rank);
         }
@@ -217,7 +223,7 @@ impl PortQueues {
         let fifo = &mut self.queues[q];
         let starts = (fifo.tail_tag != tag) as u32;
         fifo.tail_tag = tag;
-        fifo.pkts.push_back((id, size | starts << 31));
+        fifo.pkts.push_back((id.0 | starts << 31, size));
         fifo.bytes += size as u64;
         self.total_bytes += size as u64;
         self.total_pkts += 1;
@@ -238,7 +244,7 @@ impl PortQueues {
         loop {
             let q = *ring.front().expect("busy level has a queue") as usize;
             let fifo = &mut self.queues[q];
-            let size = fifo.pkts.front().expect("queue in ring is non-empty").1 & !RUN_START;
+            let size = fifo.pkts.front().expect("queue in ring is non-empty").1;
             if self.per_packet || fifo.deficit >= size as u64 {
                 if !self.per_packet {
                     fifo.deficit -= size as u64;
@@ -384,7 +390,7 @@ impl PortQueues {
     /// The packet at the head of queue `q`, if any.
     #[inline]
     pub fn head(&self, q: usize) -> Option<PacketId> {
-        self.queues[q].pkts.front().map(|&(id, _)| id)
+        self.queues[q].pkts.front().map(|&(word, _)| packet(word))
     }
     /// Packets waiting in queue `q`.
     pub fn queue_len(&self, q: usize) -> usize {
@@ -434,7 +440,7 @@ impl PortQueues {
     /// Every queued packet id, queue by queue (for end-of-run accounting and the active-flow sampler).
     pub fn iter(&self) -> impl Iterator<Item = PacketId> + '_ {
         self.occupied()
-            .flat_map(|f| f.pkts.iter().map(|&(id, _)| id))
+            .flat_map(|f| f.pkts.iter().map(|&(word, _)| packet(word)))
     }
 
     /// The runs of equal tags in every queue holding packets, queue by queue, head first: a queue's last run
@@ -446,8 +452,8 @@ impl PortQueues {
                 .pkts
                 .iter()
                 .enumerate()
-                .filter(|&(i, &(_, word))| i == 0 || word & RUN_START != 0)
-                .map(|(_, &(id, _))| id)
+                .filter(|&(i, &(word, _))| i == 0 || word & RUN_START != 0)
+                .map(|(_, &(word, _))| packet(word))
                 .peekable();
             std::iter::from_fn(move || {
                 let start = starts.next()?;
@@ -462,7 +468,7 @@ impl PortQueues {
 
     /// Every packet waiting in queue `q`, head first.
     pub fn iter_queue(&self, q: usize) -> impl Iterator<Item = PacketId> + '_ {
-        self.queues[q].pkts.iter().map(|&(id, _)| id)
+        self.queues[q].pkts.iter().map(|&(word, _)| packet(word))
     }
 }
 
