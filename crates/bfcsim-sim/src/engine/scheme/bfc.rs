@@ -247,6 +247,8 @@ impl SchemeSide for Bfc {
         };
         let sp_ref = &sh.sw_ports[sp as usize];
         let (s, local) = (sp_ref.switch as usize, sp_ref.local as u16);
+        // A borrow of the scheme field alone (not `me_ref`, which borrows the shard), so that the bitmap can be
+        // copied into `sh.hop` straight from the pause counter.
         let Scheme::Bfc(b) = &sh.scheme else {
             unreachable!("BFC runs")
         };
