@@ -146,6 +146,15 @@ struct Pool {
     peak: u64,
 }
 
+impl Pool {
+    /// Counts `extra` shared bytes in.
+    #[inline(always)]
+    fn take(&mut self, extra: u64) {
+        self.used += extra;
+        self.peak = self.peak.max(self.used);
+    }
+}
+
 impl Mmu {
     /// An empty buffer with this layout.
     pub fn new(layout: MmuLayout) -> Mmu {
@@ -216,10 +225,8 @@ impl Mmu {
                 return Err(DropReason::DynamicThreshold);
             }
         }
-        // `take`, with the entries already found.
         *held += bytes;
-        pool.used += extra;
-        pool.peak = pool.peak.max(pool.used);
+        pool.take(extra);
         self.total += bytes;
         Ok(Charge::ByLevel)
     }
@@ -274,9 +281,7 @@ impl Mmu {
     #[inline]
     fn take(&mut self, port: usize, qi: usize, bytes: u64, extra: u64) {
         self.bytes[qi] += bytes;
-        let pool = &mut self.pools[self.pool_of_port[port] as usize];
-        pool.used += extra;
-        pool.peak = pool.peak.max(pool.used);
+        self.pools[self.pool_of_port[port] as usize].take(extra);
         self.total += bytes;
     }
 
