@@ -27,13 +27,62 @@ pub const NO_TAG: u32 = u32::MAX;
 /// before it. Packet ids stay below 2^31: the slab would need 128 GiB of packets to reach it.
 const RUN_START: u32 = 1 << 31;
 
-/// One queue with its scheduler state, kept together so that serving a packet touches one entry.
+/// A queue's entries, the head held inline: serving a queue reads its head's size and id, and in a ring of
+/// `VecDeque` buffers that read was the scheduler's costliest cache miss (each queue's buffer is a line of its
+/// own, cold by the queue's next turn under BFC's 32 queues per port).
+#[derive(Clone, Debug, Default)]
+struct Entries {
+    /// The head entry; its size is 0 when the queue is empty (a packet has at least its header on the wire).
+    head: (u32, u32),
+    /// The entries behind the head.
+    rest: VecDeque<(u32, u32)>,
+}
+
+impl Entries {
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.head.1 == 0
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        !self.is_empty() as usize + self.rest.len()
+    }
+    #[inline(always)]
+    fn front(&self) -> Option<&(u32, u32)> {
+        (!self.is_empty()).then_some(&self.head)
+    }
+    #[inline(always)]
+    fn push_back(&mut self, e: (u32, u32)) {
+        debug_assert!(e.1 > 0, "a packet of no bytes");
+        if self.is_empty() {
+            self.head = e;
+        } else {
+            self.rest.push_back(e);
+        }
+    }
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<(u32, u32)> {
+        if self.is_empty() {
+            return None;
+        }
+        let e = self.head;
+        self.head = self.rest.pop_front().unwrap_or_default();
+        Some(e)
+    }
+    fn iter(&self) -> impl Iterator<Item = &(u32, u32)> + '_ {
+        self.front().into_iter().chain(&self.rest)
+    }
+}
+
+/// One queue with its scheduler state, kept together (one cache line) so that serving a packet touches one
+/// entry.
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 struct Fifo {
     /// Each packet's id, [`RUN_START`] set when its tag differs from the packet's before it (the head's bit
     /// says nothing: the head starts a run whatever it is), and its wire size. The bit is set on the pushed
     /// entry, so that neither a push nor a pop touches a second entry.
-    pkts: VecDeque<(u32, u32)>,
+    pkts: Entries,
     bytes: u64,
     /// DRR deficit counter.
     deficit: u64,
@@ -42,6 +91,9 @@ struct Fifo {
     /// Strict-priority level; 0 is served first.
     level: u8,
 }
+
+// One line per queue: with the head inline, 61 bytes of fields padded to the line.
+const _: () = assert!(std::mem::size_of::<Fifo>() == 64);
 
 impl Fifo {
     /// Takes the head out; returns its id and wire size.
@@ -147,7 +199,7 @@ impl PortQueues {
             queues: levels
                 .iter()
                 .map(|&level| Fifo {
-                    pkts: VecDeque::new(),
+                    pkts: Entries::default(),
                     bytes: 0,
                     deficit: 0,
                     tail_tag: NO_TAG,
