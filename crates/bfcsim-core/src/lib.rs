@@ -12,6 +12,7 @@
 
 pub mod event;
 pub mod flow;
+pub mod head_queue;
 pub mod hint;
 pub mod hist;
 pub mod ids;
@@ -25,6 +26,7 @@ pub mod units;
 
 pub use event::{EventBits, EventQueue};
 pub use flow::FlowSpec;
+pub use head_queue::{HeadQueue, Vacant};
 pub use hist::LogHistogram;
 pub use ids::{FlowId, LinkId, NodeId, PacketId, PortId};
 pub use input::InputError;

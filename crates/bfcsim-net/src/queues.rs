@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 use std::ops::{Index, IndexMut};
 
-use bfcsim_core::PacketId;
+use bfcsim_core::{HeadQueue, PacketId, Vacant};
 
 /// A packet's tag when it has none (a control frame): a run of its own kind like any other tag.
 pub const NO_TAG: u32 = u32::MAX;
@@ -27,50 +27,19 @@ pub const NO_TAG: u32 = u32::MAX;
 /// before it. Packet ids stay below 2^31: the slab would need 128 GiB of packets to reach it.
 const RUN_START: u32 = 1 << 31;
 
-/// A queue's entries, the head held inline: serving a queue reads its head's size and id, and in a ring of
-/// `VecDeque` buffers that read was the scheduler's costliest cache miss (each queue's buffer is a line of its
-/// own, cold by the queue's next turn under BFC's 32 queues per port).
-#[derive(Clone, Debug, Default)]
-struct Entries {
-    /// The head entry; its size is 0 when the queue is empty (a packet has at least its header on the wire).
-    head: (u32, u32),
-    /// The entries behind the head.
-    rest: VecDeque<(u32, u32)>,
+/// A queue entry: the packet's id word (with [`RUN_START`]) and its wire size, never 0 (a packet has at least
+/// its header on the wire), so that size 0 marks the vacant head of a [`HeadQueue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    word: u32,
+    size: u32,
 }
 
-impl Entries {
+impl Vacant for Entry {
+    const VACANT: Entry = Entry { word: 0, size: 0 };
     #[inline(always)]
-    fn is_empty(&self) -> bool {
-        self.head.1 == 0
-    }
-    #[inline(always)]
-    fn len(&self) -> usize {
-        !self.is_empty() as usize + self.rest.len()
-    }
-    #[inline(always)]
-    fn front(&self) -> Option<&(u32, u32)> {
-        (!self.is_empty()).then_some(&self.head)
-    }
-    #[inline(always)]
-    fn push_back(&mut self, e: (u32, u32)) {
-        debug_assert!(e.1 > 0, "a packet of no bytes");
-        if self.is_empty() {
-            self.head = e;
-        } else {
-            self.rest.push_back(e);
-        }
-    }
-    #[inline(always)]
-    fn pop_front(&mut self) -> Option<(u32, u32)> {
-        if self.is_empty() {
-            return None;
-        }
-        let e = self.head;
-        self.head = self.rest.pop_front().unwrap_or_default();
-        Some(e)
-    }
-    fn iter(&self) -> impl Iterator<Item = &(u32, u32)> + '_ {
-        self.front().into_iter().chain(&self.rest)
+    fn is_vacant(&self) -> bool {
+        self.size == 0
     }
 }
 
@@ -81,8 +50,10 @@ impl Entries {
 struct Fifo {
     /// Each packet's id, [`RUN_START`] set when its tag differs from the packet's before it (the head's bit
     /// says nothing: the head starts a run whatever it is), and its wire size. The bit is set on the pushed
-    /// entry, so that neither a push nor a pop touches a second entry.
-    pkts: Entries,
+    /// entry, so that neither a push nor a pop touches a second entry. The head is held inline: serving a
+    /// queue reads its head, and in a `VecDeque` buffer (a line of its own, cold by the queue's next turn under
+    /// BFC's 32 queues per port) that read was the scheduler's costliest cache miss.
+    pkts: HeadQueue<Entry>,
     bytes: u64,
     /// DRR deficit counter.
     deficit: u64,
@@ -99,7 +70,7 @@ impl Fifo {
     /// Takes the head out; returns its id and wire size.
     #[inline(always)]
     fn pop_head(&mut self) -> (PacketId, u32) {
-        let (word, size) = self.pkts.pop_front().expect("queue is non-empty");
+        let Entry { word, size } = self.pkts.pop_front().expect("queue is non-empty");
         let id = packet(word);
         self.bytes -= size as u64;
         (id, size)
@@ -199,7 +170,7 @@ impl PortQueues {
             queues: levels
                 .iter()
                 .map(|&level| Fifo {
-                    pkts: Entries::default(),
+                    pkts: HeadQueue::default(),
                     bytes: 0,
                     deficit: 0,
                     tail_tag: NO_TAG,
@@ -275,7 +246,10 @@ impl PortQueues {
         let fifo = &mut self.queues[q];
         let starts = (fifo.tail_tag != tag) as u32;
         fifo.tail_tag = tag;
-        fifo.pkts.push_back((id.0 | starts << 31, size));
+        fifo.pkts.push_back(Entry {
+            word: id.0 | starts << 31,
+            size,
+        });
         fifo.bytes += size as u64;
         self.total_bytes += size as u64;
         self.total_pkts += 1;
@@ -296,7 +270,7 @@ impl PortQueues {
         loop {
             let q = *ring.front().expect("busy level has a queue") as usize;
             let fifo = &mut self.queues[q];
-            let size = fifo.pkts.front().expect("queue in ring is non-empty").1;
+            let size = fifo.pkts.front().expect("queue in ring is non-empty").size;
             if self.per_packet || fifo.deficit >= size as u64 {
                 if !self.per_packet {
                     fifo.deficit -= size as u64;
@@ -442,7 +416,7 @@ impl PortQueues {
     /// The packet at the head of queue `q`, if any.
     #[inline]
     pub fn head(&self, q: usize) -> Option<PacketId> {
-        self.queues[q].pkts.front().map(|&(word, _)| packet(word))
+        self.queues[q].pkts.front().map(|e| packet(e.word))
     }
     /// Packets waiting in queue `q`.
     pub fn queue_len(&self, q: usize) -> usize {
@@ -492,7 +466,7 @@ impl PortQueues {
     /// Every queued packet id, queue by queue (for end-of-run accounting and the active-flow sampler).
     pub fn iter(&self) -> impl Iterator<Item = PacketId> + '_ {
         self.occupied()
-            .flat_map(|f| f.pkts.iter().map(|&(word, _)| packet(word)))
+            .flat_map(|f| f.pkts.iter().map(|e| packet(e.word)))
     }
 
     /// The runs of equal tags in every queue holding packets, queue by queue, head first: a queue's last run
@@ -504,8 +478,8 @@ impl PortQueues {
                 .pkts
                 .iter()
                 .enumerate()
-                .filter(|&(i, &(word, _))| i == 0 || word & RUN_START != 0)
-                .map(|(_, &(word, _))| packet(word))
+                .filter(|&(i, e)| i == 0 || e.word & RUN_START != 0)
+                .map(|(_, e)| packet(e.word))
                 .peekable();
             std::iter::from_fn(move || {
                 let start = starts.next()?;
@@ -520,7 +494,7 @@ impl PortQueues {
 
     /// Every packet waiting in queue `q`, head first.
     pub fn iter_queue(&self, q: usize) -> impl Iterator<Item = PacketId> + '_ {
-        self.queues[q].pkts.iter().map(|&(word, _)| packet(word))
+        self.queues[q].pkts.iter().map(|e| packet(e.word))
     }
 }
 
