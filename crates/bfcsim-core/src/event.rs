@@ -135,7 +135,7 @@ impl<E: EventBits> EventQueue<E> {
 
     /// Schedules `event` at `time`, which must not be earlier than the last popped event. Events at equal
     /// times pop in the order of their bits under that time's mask. Always inlined, and
-    /// [`EventQueue::insert`] never: with the far heap's push out of `insert`, the inliner took `insert` into
+    /// `EventQueue::insert` never: with the far heap's push out of `insert`, the inliner took `insert` into
     /// `push` and left `push` out of line (+1.2% instructions on the 1 ms bench); inlining both pushed the
     /// switch's receive path out of the event loop (+1.8%).
     #[inline(always)]

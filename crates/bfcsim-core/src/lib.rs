@@ -3,7 +3,8 @@
 //! Layers, each crate depending only on the ones above it in this list:
 //!
 //! 1. `bfcsim-core` (this crate): [`Time`] in integer picoseconds, unit newtypes ([`Bytes`], [`Rate`]),
-//!    typed ids, the [`EventQueue`] ordered by time then by what the event is and per-component RNG streams ([`rng`]).
+//!    typed ids, the [`EventQueue`] ordered by time then by what the event is, per-component RNG streams
+//!    ([`rng`]) and the small containers of the per-packet path ([`Slots`], [`HeadQueue`]).
 //! 2. `bfcsim-net`: topology, routing, packets, the shared-buffer MMU, queues and schedulers.
 //! 3. `bfcsim-schemes`: sans-IO protocol state machines (congestion control, reliable delivery).
 //! 4. `bfcsim-sim`: the engine that wires switches, links and NICs to the schemes and runs events.

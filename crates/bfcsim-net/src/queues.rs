@@ -230,7 +230,9 @@ impl PortQueues {
     /// Appends a packet of `size` wire bytes, SRF rank `rank` and tag `tag` to queue `q` (the rank
     /// is ignored unless the queues were built [`with_srf`](Self::with_srf)). Always inlined into the switch's
     /// enqueue: it runs for every packet entering a switch queue, and out of line a fifth of its instructions
-    /// saved and restored registers.
+    /// saved and restored registers. `size` must be positive (every packet has a header on the wire): a
+    /// queue's entry of size 0 would read as an empty head. Configurations are checked for it
+    /// (`nic.payload`, `nic.ack_size` and every frame size are at least 1 byte).
     #[inline(always)]
     pub fn push_ranked(&mut self, q: usize, id: PacketId, size: u32, rank: u64, tag: u32) {
         debug_assert!(id.0 < RUN_START, "2^31 packets in the slab");
