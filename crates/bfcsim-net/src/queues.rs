@@ -29,7 +29,7 @@ const RUN_START: u32 = 1 << 31;
 
 /// A queue entry: the packet's id word (with [`RUN_START`]) and its wire size, never 0 (a packet has at least
 /// its header on the wire), so that size 0 marks the vacant head of a [`HeadQueue`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 struct Entry {
     word: u32,
     size: u32,
