@@ -348,7 +348,7 @@ mod tests {
                 pool_of_port: vec![0; 8],
                 queues_per_port: 1,
                 reserve: 128_000,
-                alpha: vec![4.0],
+                alpha: std::sync::Arc::new(vec![4.0]),
                 admission: Default::default(),
             });
             let mut progress = true;

@@ -7,6 +7,8 @@
 //! while `shared_i < α_i · free`, so M saturated queues settle at `α·B / (1 + M·α)` each (BCC §II-B, eq. 1).
 //! [`Admission::BccNs2`] is the variant the BCC authors' ns-2 switch runs instead.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// How the buffer admits packets and charges them to a queue's reserve or its pool (`switch.admission`).
@@ -104,55 +106,63 @@ pub struct MmuLayout {
     pub queues_per_port: usize,
     /// Static reserve of every queue, in bytes.
     pub reserve: u64,
-    /// Dynamic Threshold α of each queue index (same for every port).
-    pub alpha: Vec<f64>,
+    /// Dynamic Threshold α of each queue index (same for every port). Shared: every switch built with one
+    /// table reads the same copy, which stays cached however many switches the fabric has.
+    pub alpha: Arc<Vec<f64>>,
     /// How packets are admitted and charged.
     pub admission: Admission,
 }
 
 /// Occupancy and admission state of one switch's buffer.
 ///
-/// Laid out by how often a packet touches it: the bytes each queue holds, 8 bytes per queue so that the
-/// queues of a port share a few lines (under BFC a port's 32 queues take turns, and a 32-byte entry per queue
-/// with its α and pool beside the bytes made admission BFC's fifth source of cache misses), and small tables
-/// read by every packet and so always cached: α by queue index, the pool of each port, the pools.
+/// Laid out by how often a packet touches it. The first cache line holds all that an admission and a release
+/// read under Dynamic Threshold with one pool per switch (the default): the queues' bytes (8 bytes per queue,
+/// port-major, so that the queues of a port share a few lines), the pool, the reserve, the switch's total and
+/// the α table, which every switch of a run shares. A packet therefore touches two lines of its switch's buffer
+/// state, this one and its queue's bytes; on the 1024-host fat tree, where the 320 switches' state does not fit
+/// a core's cache, the pools, the port-to-pool table and a per-switch α table were three more misses. Several
+/// pools per switch ([`MmuLayout::pool_of_port`]), the ns-2 admission's counters and the pools' peaks, read on
+/// the paths that need them, come after.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Mmu {
     /// Bytes held per (port, queue), port-major, reserve and shared together.
-    bytes: Vec<u64>,
+    bytes: Box<[u64]>,
+    /// The switch's one pool; unused when it has several (`multi_pool`), which are in `pools`.
+    pool: Pool,
     /// Dynamic Threshold α by queue index (the same at every port).
-    alpha: Vec<f64>,
-    /// The pool of each local port.
-    pool_of_port: Vec<u32>,
-    /// [`Admission::BccNs2`]'s reserve counter (`reserve_buf_len_`) per (port, queue); empty otherwise.
-    reserve_count: Vec<u64>,
-    pools: Vec<Pool>,
-    queues_per_port: usize,
+    alpha: Arc<Vec<f64>>,
     reserve: u64,
-    unlimited: bool,
-    admission: Admission,
     /// Total bytes held by the switch.
     total: u64,
+    queues_per_port: u32,
+    unlimited: bool,
+    admission: Admission,
+    /// The switch has several pools: `pools` and `pool_of_port` say which one a port's bytes come from.
+    multi_pool: bool,
+    // ---- read on the paths that need them
+    /// Every pool when there are several (empty otherwise).
+    pools: Vec<Pool>,
+    /// The pool of each local port when there are several pools (empty otherwise).
+    pool_of_port: Box<[u32]>,
+    /// Highest shared use each pool reached where admission does not bound it (lossless packets, the ns-2
+    /// admission); Dynamic Threshold never takes a pool past its size.
+    peaks: Vec<u64>,
+    /// [`Admission::BccNs2`]'s reserve counter (`reserve_buf_len_`) per (port, queue); empty otherwise.
+    reserve_count: Vec<u64>,
     /// Releases of more than a queue held (a bookkeeping bug); checked by the end-of-run invariants.
     underflows: u64,
 }
+
+// The fields every packet reads fit the first line (`bytes` 16, `pool` 16, `alpha` 8, `reserve` and `total` 16,
+// the rest 7).
+const _: () = assert!(std::mem::offset_of!(Mmu, multi_pool) < 64);
 
 #[derive(Clone, Copy, Debug)]
 struct Pool {
     size: u64,
     /// Shared bytes in use.
     used: u64,
-    /// Highest shared use reached.
-    peak: u64,
-}
-
-impl Pool {
-    /// Counts `extra` shared bytes in.
-    #[inline(always)]
-    fn take(&mut self, extra: u64) {
-        self.used += extra;
-        self.peak = self.peak.max(self.used);
-    }
 }
 
 impl Mmu {
@@ -163,43 +173,70 @@ impl Mmu {
             layout.queues_per_port,
             "one α per queue index"
         );
+        assert!(!layout.pool_size.is_empty(), "a buffer has a pool");
         let queues = layout.pool_of_port.len() * layout.queues_per_port;
-        let pools = layout
+        let pools: Vec<Pool> = layout
             .pool_size
             .iter()
-            .map(|&size| Pool {
-                size,
-                used: 0,
-                peak: 0,
-            })
+            .map(|&size| Pool { size, used: 0 })
             .collect();
+        let multi_pool = pools.len() > 1;
         Mmu {
-            bytes: vec![0; queues],
+            bytes: vec![0; queues].into_boxed_slice(),
+            pool: pools[0],
+            alpha: layout.alpha,
+            reserve: layout.reserve,
+            total: 0,
+            queues_per_port: u32::try_from(layout.queues_per_port)
+                .expect("queues per port fit a u32"),
+            unlimited: layout.unlimited,
+            admission: layout.admission,
+            multi_pool,
+            peaks: vec![0; pools.len()],
+            pools: if multi_pool { pools } else { Vec::new() },
+            pool_of_port: if multi_pool {
+                layout.pool_of_port.iter().map(|&p| p as u32).collect()
+            } else {
+                Box::default()
+            },
             reserve_count: if layout.admission == Admission::BccNs2 {
                 vec![0; queues]
             } else {
                 Vec::new()
             },
-            pool_of_port: layout.pool_of_port.iter().map(|&p| p as u32).collect(),
-            alpha: layout.alpha,
-            pools,
-            queues_per_port: layout.queues_per_port,
-            reserve: layout.reserve,
-            unlimited: layout.unlimited,
-            admission: layout.admission,
-            total: 0,
             underflows: 0,
         }
     }
 
     #[inline]
     fn qi(&self, port: usize, queue: usize) -> usize {
-        port * self.queues_per_port + queue
+        port * self.queues_per_port as usize + queue
     }
 
     #[inline]
     fn shared_of(&self, bytes: u64) -> u64 {
         bytes.saturating_sub(self.reserve)
+    }
+
+    /// The pool of local `port`.
+    #[inline(always)]
+    fn pool_mut(&mut self, port: usize) -> &mut Pool {
+        if self.multi_pool {
+            &mut self.pools[self.pool_of_port[port] as usize]
+        } else {
+            &mut self.pool
+        }
+    }
+
+    /// Pool `pool`.
+    #[inline]
+    fn pool_at(&self, pool: usize) -> &Pool {
+        if self.multi_pool {
+            &self.pools[pool]
+        } else {
+            assert_eq!(pool, 0, "a switch with one pool has only pool 0");
+            &self.pool
+        }
     }
 
     /// Tries to take `bytes` for a packet entering `queue` of local `port`; says where they are counted.
@@ -211,22 +248,25 @@ impl Mmu {
             return self.admit_bcc_ns2(port, queue, bytes);
         }
         let (reserve, unlimited) = (self.reserve, self.unlimited);
-        let pool = &mut self.pools[self.pool_of_port[port] as usize];
-        let held = &mut self.bytes[qi];
-        let extra = (*held + bytes).saturating_sub(reserve) - held.saturating_sub(reserve);
+        let held = self.bytes[qi];
+        let extra = (held + bytes).saturating_sub(reserve) - held.saturating_sub(reserve);
         if extra > 0 && !unlimited {
+            let alpha = self.alpha[queue];
+            let pool = self.pool_mut(port);
             if pool.used + extra > pool.size {
                 return Err(DropReason::PoolFull);
             }
             // Byte counts fit in an i64, whose conversion to f64 is one instruction where a u64's is a
             // branching sequence; the values, and so the decision, are the same.
             let free = (pool.size - pool.used) as i64 as f64;
-            if held.saturating_sub(reserve) as i64 as f64 >= self.alpha[queue] * free {
+            if held.saturating_sub(reserve) as i64 as f64 >= alpha * free {
                 return Err(DropReason::DynamicThreshold);
             }
         }
-        *held += bytes;
-        pool.take(extra);
+        self.bytes[qi] = held + bytes;
+        // Within the pool's size (tested above) unless the buffer is unlimited, whose pools are not checked:
+        // no peak to keep.
+        self.pool_mut(port).used += extra;
         self.total += bytes;
         Ok(Charge::ByLevel)
     }
@@ -247,11 +287,12 @@ impl Mmu {
             return Ok(Charge::Reserve);
         }
         if !self.unlimited {
-            let pool = &self.pools[self.pool_of_port[port] as usize];
+            let alpha = self.alpha[queue];
+            let pool = self.pool_mut(port);
             if pool.used + bytes > pool.size {
                 return Err(DropReason::PoolFull);
             }
-            if len as i64 as f64 > self.alpha[queue] * (pool.size - pool.used) as i64 as f64 {
+            if len as i64 as f64 > alpha * (pool.size - pool.used) as i64 as f64 {
                 return Err(DropReason::DynamicThreshold);
             }
         }
@@ -277,11 +318,16 @@ impl Mmu {
         Charge::ByLevel
     }
 
-    /// Counts `bytes` into queue `qi` of local `port`, `extra` of them from the port's pool's shared part.
+    /// Counts `bytes` into queue `qi` of local `port`, `extra` of them from the port's pool's shared part, and
+    /// keeps the pool's peak (these paths may take a pool past its size).
     #[inline]
     fn take(&mut self, port: usize, qi: usize, bytes: u64, extra: u64) {
         self.bytes[qi] += bytes;
-        self.pools[self.pool_of_port[port] as usize].take(extra);
+        let i = self.pool_of(port);
+        let pool = self.pool_mut(port);
+        pool.used += extra;
+        let used = pool.used;
+        self.peaks[i] = self.peaks[i].max(used);
         self.total += bytes;
     }
 
@@ -290,10 +336,9 @@ impl Mmu {
     #[inline]
     pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
         let qi = self.qi(port, queue);
-        let pool = self.pool_of_port[port] as usize;
         let (held, after) = self.drain(qi, bytes);
         let shared = self.shared_of(held) - self.shared_of(after);
-        self.pools[pool].used -= shared;
+        self.pool_mut(port).used -= shared;
     }
 
     /// Returns `bytes` of a packet leaving `queue` of local `port`, counted where its admission said.
@@ -310,8 +355,7 @@ impl Mmu {
             }
             Charge::Shared => {
                 let (held, after) = self.drain(qi, bytes);
-                let pool = self.pool_of_port[port] as usize;
-                self.pools[pool].used -= held - after;
+                self.pool_mut(port).used -= held - after;
             }
         }
     }
@@ -341,26 +385,30 @@ impl Mmu {
     }
     /// Bytes held by all queues of one port.
     pub fn port_bytes(&self, port: usize) -> u64 {
-        let q = self.queues_per_port;
+        let q = self.queues_per_port as usize;
         self.bytes[port * q..(port + 1) * q].iter().sum()
     }
     /// Shared bytes in use in `pool`.
     #[inline]
     pub fn pool_used(&self, pool: usize) -> u64 {
-        self.pools[pool].used
+        self.pool_at(pool).used
     }
     /// The pool of local `port`.
     #[inline]
     pub fn pool_of(&self, port: usize) -> usize {
-        self.pool_of_port[port] as usize
+        if self.multi_pool {
+            self.pool_of_port[port] as usize
+        } else {
+            0
+        }
     }
     /// Size of `pool` in bytes.
     pub fn pool_size(&self, pool: usize) -> u64 {
-        self.pools[pool].size
+        self.pool_at(pool).size
     }
     /// Number of pools.
     pub fn pools(&self) -> usize {
-        self.pools.len()
+        self.peaks.len()
     }
     /// Dynamic Threshold α of `queue` (the same index at every port).
     pub fn alpha(&self, queue: usize) -> f64 {
@@ -374,7 +422,8 @@ impl Mmu {
     pub fn violations(&self) -> Vec<String> {
         let mut v = Vec::new();
         if !self.unlimited {
-            for (i, &Pool { size, peak, .. }) in self.pools.iter().enumerate() {
+            for (i, &peak) in self.peaks.iter().enumerate() {
+                let size = self.pool_at(i).size;
                 if peak > size {
                     v.push(format!("pool {i} reached {peak} B, over its {size} B"));
                 }
@@ -401,7 +450,7 @@ mod tests {
             pool_of_port: vec![0; ports],
             queues_per_port: 1,
             reserve,
-            alpha: vec![alpha],
+            alpha: Arc::new(vec![alpha]),
             admission: Admission::DynamicThreshold,
         }
     }
@@ -515,6 +564,32 @@ mod tests {
         assert_eq!(mmu.violations().len(), 1);
         mmu.release(0, 0, 2_500);
         assert_eq!((mmu.total(), mmu.pool_used(0)), (0, 0));
+    }
+
+    /// A switch with several pools: each port draws on its own pool, and a lossless packet taking one past its
+    /// size is reported for that pool alone.
+    #[test]
+    fn ports_draw_on_their_own_pool() {
+        let mut mmu = Mmu::new(MmuLayout {
+            pool_size: vec![3_000, 5_000],
+            pool_of_port: vec![0, 0, 1],
+            ..layout(3, 0, 0, 1.0)
+        });
+        assert_eq!(mmu.pools(), 2);
+        assert_eq!((mmu.pool_of(1), mmu.pool_of(2)), (0, 1));
+        mmu.admit(0, 0, 1_000).unwrap();
+        mmu.admit(2, 0, 2_000).unwrap();
+        assert_eq!((mmu.pool_used(0), mmu.pool_used(1)), (1_000, 2_000));
+        // Port 1 shares pool 0: α · free = 2000 admits 1500, then pool 0 is too full for another 1500.
+        mmu.admit(1, 0, 1_500).unwrap();
+        assert_eq!(mmu.admit(1, 0, 1_500), Err(DropReason::PoolFull));
+        assert!(mmu.violations().is_empty());
+        mmu.admit_lossless(1, 0, 1_000);
+        assert_eq!(mmu.violations(), ["pool 0 reached 3500 B, over its 3000 B"]);
+        mmu.release(1, 0, 2_500);
+        mmu.release(0, 0, 1_000);
+        mmu.release(2, 0, 2_000);
+        assert_eq!((mmu.total(), mmu.pool_used(0), mmu.pool_used(1)), (0, 0, 0));
     }
 
     #[test]

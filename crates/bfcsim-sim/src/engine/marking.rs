@@ -83,7 +83,7 @@ impl Shard {
         let rtt = shared.rtt.unwrap_or(self.flow_ctx.base_rtt);
         let data = self.data_base..self.params.switch.total_queues();
         for s in 0..self.switches.len() {
-            let ports = &self.topo.nodes[self.switches[s].node.idx()].ports;
+            let ports = &self.topo.nodes[self.switch_keys[s].node.idx()].ports;
             let mmu = &self.switches[s].mmu;
             let alpha_min = data
                 .clone()

@@ -25,6 +25,7 @@ pub(crate) use pause::find_cycle;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
 
 use bfcsim_core::rng::{self, Rng, Stream};
 use bfcsim_core::{
@@ -170,30 +171,42 @@ enum Owner {
 }
 
 /// One port's transmit side and the wire it feeds.
+///
+/// Two cache lines, laid out by who reads them: the first is the transmitter's (what a packet entering the
+/// port's switch reads to find the port and wake it, and what a transmission writes), the second the wire's
+/// far end (the packets in flight, read by their deliveries, and where they go). A packet crossing a switch
+/// then reads one line of its egress port's wire where it read two on a fabric too large for the cache (the
+/// transmitter's fields sat in both lines of an unaligned 104-byte wire).
+#[repr(C, align(64))]
 struct Wire {
-    rate: Rate,
+    // ---- the transmitter
+    owner: Owner,
+    busy_until: Time,
+    wake_pending: bool,
+    /// The shard owning the far end when another one does ([`LOCAL`] otherwise): packets leave as parcels.
+    remote: u8,
     /// Serialization time of one byte when it is a whole number of picoseconds (0 otherwise).
     ps_per_byte: u64,
     /// Propagation delay plus the receiving switch's processing delay.
     delay: Time,
+    tx_bytes: u64,
+    rate: Rate,
+    /// On a wire to another shard (whose packets leave at once): the flow of the data packet serialized last
+    /// (`u32::MAX`: not a data packet), for [`Shard::port_active_flows`].
+    sending_flow: u32,
+    // ---- the far end
+    in_flight: VecDeque<(Time, PacketId)>,
     /// The port at the far end (a packet arrives at that port's node through it).
     peer: PortId,
-    owner: Owner,
     /// The device at the far end (`peer`'s owner) and, when it is a switch, that switch's index: a delivery
     /// reads them here, in the line it reads anyway, instead of in the peer's wire and its switch port (two
     /// cache misses per switch hop on a large fabric).
     far: Owner,
     far_switch: u32,
-    busy_until: Time,
-    wake_pending: bool,
-    /// The shard owning the far end when another one does ([`LOCAL`] otherwise): packets leave as parcels.
-    remote: u8,
-    /// On a wire to another shard (whose packets leave at once): the flow of the data packet serialized last
-    /// (`u32::MAX`: not a data packet), for [`Shard::port_active_flows`].
-    sending_flow: u32,
-    in_flight: VecDeque<(Time, PacketId)>,
-    tx_bytes: u64,
 }
+
+// Each side in its own line.
+const _: () = assert!(std::mem::offset_of!(Wire, in_flight) == 64);
 
 struct SwitchPort {
     queues: PortQueues,
@@ -210,10 +223,17 @@ struct SwitchPort {
     sent: u64,
 }
 
-struct Switch {
+/// What routing at a switch reads for every packet: its node (the routing tables' key) and its ECMP seed. Kept
+/// apart from [`Switch`], 16 bytes a switch, so that it stays cached on a fabric whose switches' state does not.
+#[derive(Clone, Copy)]
+struct SwitchKey {
     node: NodeId,
-    mmu: Mmu,
     seed: u64,
+}
+
+struct Switch {
+    mmu: Mmu,
+    /// Packet spraying's choices.
     rng: Rng,
     /// BCC's shared-buffer RED of each buffer pool, when on (`switch.ecn.shared`); empty otherwise.
     shared_red: Vec<PoolMarking>,
@@ -399,6 +419,8 @@ pub struct Shard {
     wires: Vec<Wire>,
     sw_ports: Vec<SwitchPort>,
     switches: Vec<Switch>,
+    /// Each switch's [`SwitchKey`], by the same index.
+    switch_keys: Vec<SwitchKey>,
     /// Switch index of each node (`u32::MAX` for hosts).
     switch_of_node: Vec<u32>,
     hosts: Vec<Host>,
@@ -501,13 +523,16 @@ impl Shard {
         let quantum = sw
             .quantum
             .map_or((params.nic.payload + params.nic.header) as u64, |b| b.0);
-        let alpha = sw
-            .alpha_by_queue
-            .clone()
-            .unwrap_or_else(|| vec![sw.alpha; total_q]);
+        // One α table for every switch (`MmuLayout::alpha`).
+        let alpha = Arc::new(
+            sw.alpha_by_queue
+                .clone()
+                .unwrap_or_else(|| vec![sw.alpha; total_q]),
+        );
 
         let mut switch_of_node = vec![u32::MAX; topo.nodes.len()];
         let mut switches = Vec::new();
+        let mut switch_keys = Vec::new();
         let mut sw_ports = Vec::new();
         let mut port_owner = vec![None; topo.ports.len()];
         for (i, node) in topo.nodes.iter().enumerate() {
@@ -533,10 +558,12 @@ impl Shard {
                 alpha: alpha.clone(),
                 admission: sw.admission,
             };
-            switches.push(Switch {
+            switch_keys.push(SwitchKey {
                 node: NodeId::from_idx(i),
-                mmu: Mmu::new(layout),
                 seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
+            });
+            switches.push(Switch {
+                mmu: Mmu::new(layout),
                 rng: rng::stream(params.seed, Stream::Node(i as u32)),
                 shared_red: Vec::new(),
                 since_mark: Vec::new(),
@@ -679,6 +706,7 @@ impl Shard {
             wires,
             sw_ports,
             switches,
+            switch_keys,
             switch_of_node,
             hosts,
             flows: infos,
@@ -790,10 +818,10 @@ impl Shard {
         path.push(first);
         let mut node = self.topo.peer_node(first);
         while self.switch_of_node[node.idx()] != u32::MAX {
-            let sw = &self.switches[self.switch_of_node[node.idx()] as usize];
+            let seed = self.switch_keys[self.switch_of_node[node.idx()] as usize].seed;
             let p = self
                 .routes
-                .select(node, dst, ecmp_hash(hash & 0xffff_ffff, sw.seed));
+                .select(node, dst, ecmp_hash(hash & 0xffff_ffff, seed));
             path.push(p);
             node = self.topo.peer_node(p);
         }
@@ -1055,12 +1083,12 @@ impl Shard {
         let egress = match self.scheme_route(s, p) {
             Some(port) => port,
             None => {
-                let sw = &mut self.switches[s];
+                let key = self.switch_keys[s];
                 let hash = match self.params.switch.load_balancing {
-                    LoadBalancing::Ecmp => ecmp_hash(p.hash as u64, sw.seed),
-                    LoadBalancing::Spray => sw.rng.random(),
+                    LoadBalancing::Ecmp => ecmp_hash(p.hash as u64, key.seed),
+                    LoadBalancing::Spray => self.switches[s].rng.random(),
                 };
-                self.routes.select(sw.node, p.dst_host, hash)
+                self.routes.select(key.node, p.dst_host, hash)
             }
         };
         let Owner::Switch(out_sp) = self.wires[egress.idx()].owner else {
@@ -1603,7 +1631,7 @@ impl Shard {
     /// under flow-level ECMP (the link they reach `s` through): ExpressPass's symmetric routing of credits.
     fn toward_source(&self, id: FlowId, s: usize) -> PortId {
         let f = &self.flows[id.idx()];
-        let at = self.switches[s].node;
+        let at = self.switch_keys[s].node;
         let mut port = self.hosts[f.src_host as usize].port;
         loop {
             let node = self.topo.peer_node(port);
@@ -1612,7 +1640,7 @@ impl Shard {
             }
             let sw = self.switch_of_node[node.idx()];
             assert!(sw != u32::MAX, "switch {at} is not on flow {id}'s path");
-            let seed = self.switches[sw as usize].seed;
+            let seed = self.switch_keys[sw as usize].seed;
             port = self
                 .routes
                 .select(node, f.dst_host, ecmp_hash(f.hash & 0xffff_ffff, seed));
@@ -1850,7 +1878,7 @@ impl Shard {
     }
     /// The node of switch `s`.
     pub fn switch_node(&self, s: usize) -> NodeId {
-        self.switches[s].node
+        self.switch_keys[s].node
     }
     /// The buffer of switch `s` (occupancy per switch, pool, port and queue).
     pub fn switch_mmu(&self, s: usize) -> &Mmu {
@@ -2012,7 +2040,7 @@ impl Shard {
         }
         for (s, sw) in self.switches.iter().enumerate() {
             for e in sw.mmu.violations() {
-                v.push(format!("switch {}: {e}", sw.node));
+                v.push(format!("switch {}: {e}", self.switch_keys[s].node));
             }
             let queued: u64 = self
                 .sw_ports
@@ -2023,7 +2051,7 @@ impl Shard {
             if queued != sw.mmu.total() {
                 v.push(format!(
                     "switch {}: MMU counts {} B but its queues hold {queued} B",
-                    sw.node,
+                    self.switch_keys[s].node,
                     sw.mmu.total()
                 ));
             }

@@ -283,7 +283,7 @@ impl Shard {
             size,
             payload: 0,
             dst_host: u32::MAX,
-            src: self.switches[self.sw_ports[sp as usize].switch as usize].node,
+            src: self.switch_keys[self.sw_ports[sp as usize].switch as usize].node,
             hash: 0,
             aux: 0,
             kind,
@@ -442,7 +442,7 @@ impl Shard {
         let mut alarms = Vec::new();
         for (i, sp) in self.sw_ports.iter_mut().enumerate() {
             for (q, d) in sp.pause.overdue(now, bound) {
-                let node = self.switches[sp.switch as usize].node;
+                let node = self.switch_keys[sp.switch as usize].node;
                 alarms.push((
                     i,
                     format!("switch {node} port {} queue {q} paused for {d}", sp.local),
@@ -505,7 +505,7 @@ impl Shard {
 impl Shard {
     /// The port id of switch port `sp`.
     fn sw_port_id(&self, sp: &SwitchPort) -> PortId {
-        self.topo.nodes[self.switches[sp.switch as usize].node.idx()].ports[sp.local as usize]
+        self.topo.nodes[self.switch_keys[sp.switch as usize].node.idx()].ports[sp.local as usize]
     }
 
     /// This shard's part of the graph of who waits for whom among its switch ports, in which a deadlock is a
@@ -530,7 +530,7 @@ impl Shard {
                 continue;
             }
             edges.push((port, self.wires[port.idx()].peer));
-            let ports = &self.topo.nodes[self.switches[sp.switch as usize].node.idx()].ports;
+            let ports = &self.topo.nodes[self.switch_keys[sp.switch as usize].node.idx()].ports;
             edges.extend(
                 from_ingress
                     .into_iter()

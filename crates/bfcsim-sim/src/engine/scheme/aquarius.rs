@@ -61,10 +61,10 @@ impl SchemeSide for Aquarius {
         let mtu = sh.params.nic.payload + sh.params.nic.header + sh.rate.int_overhead;
         let queues = sh.params.switch.total_queues();
         let switches = sh
-            .switches
+            .switch_keys
             .iter()
-            .map(|sw| {
-                let ports = &sh.topo.nodes[sw.node.idx()].ports;
+            .map(|key| {
+                let ports = &sh.topo.nodes[key.node.idx()].ports;
                 let hrtt = ports
                     .iter()
                     .map(|&p| {
@@ -277,7 +277,7 @@ impl Shard {
             }
         };
         let size = me(self).cfg.frame_size;
-        let port = self.topo.nodes[self.switches[s].node.idx()].ports[local as usize];
+        let port = self.topo.nodes[self.switch_keys[s].node.idx()].ports[local as usize];
         self.count_frame(kind);
         self.send_frame(port, kind, seq, size);
     }

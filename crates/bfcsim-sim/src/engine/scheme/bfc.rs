@@ -140,8 +140,8 @@ impl SchemeSide for Bfc {
         };
         let mut switches = Vec::with_capacity(sh.switches.len());
         let mut elide_all = Vec::with_capacity(sh.switches.len());
-        for sw in &sh.switches {
-            let node = sw.node;
+        for key in &sh.switch_keys {
+            let node = key.node;
             let ports = &sh.topo.nodes[node.idx()].ports;
             let hrtt = ports
                 .iter()
@@ -296,7 +296,9 @@ impl Shard {
         let queues = self.class_queues(p.class);
         let out = &self.sw_ports[e.out_sp as usize];
         let (in_local, out_local) = (self.sw_ports[e.in_sp as usize].local, out.local);
-        let n = self.topo.nodes[self.switches[e.s].node.idx()].ports.len();
+        let n = self.topo.nodes[self.switch_keys[e.s].node.idx()]
+            .ports
+            .len();
         let bit = in_local as usize * n + out_local as usize;
         let level = self.class_level(&queues);
         let Scheme::Bfc(b) = &mut self.scheme else {
@@ -375,7 +377,7 @@ impl Shard {
             Signal::Resume { port, queue } => (port, queue, PacketKind::Resume),
         };
         let size = me(self).cfg.frame_size;
-        let port = self.topo.nodes[self.switches[s].node.idx()].ports[local as usize];
+        let port = self.topo.nodes[self.switch_keys[s].node.idx()].ports[local as usize];
         self.count_frame(kind);
         if kind == PacketKind::Pause {
             self.arm_refresh(port);

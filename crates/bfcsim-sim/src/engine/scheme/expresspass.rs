@@ -92,7 +92,7 @@ impl SchemeSide for ExpressPass {
             .sw_ports
             .iter()
             .map(|sp| {
-                let port = sh.topo.nodes[sh.switches[sp.switch as usize].node.idx()].ports
+                let port = sh.topo.nodes[sh.switch_keys[sp.switch as usize].node.idx()].ports
                     [sp.local as usize];
                 shaper(sh.wires[port.idx()].rate)
             })
@@ -285,7 +285,7 @@ impl Shard {
         }
         let out = &mut self.sw_ports[sp as usize];
         out.queues.set_paused(q, true);
-        let port = self.topo.nodes[self.switches[out.switch as usize].node.idx()].ports
+        let port = self.topo.nodes[self.switch_keys[out.switch as usize].node.idx()].ports
             [out.local as usize];
         self.arm_scheme_timer(port, ready);
     }

@@ -104,7 +104,7 @@ impl SchemeSide for Homa {
             .sw_ports
             .iter()
             .map(|sp| {
-                let node = sh.switches[sp.switch as usize].node;
+                let node = sh.switch_keys[sp.switch as usize].node;
                 let port = sh.topo.nodes[node.idx()].ports[sp.local as usize];
                 let peer = sh.topo.peer_node(port);
                 if sh.switch_of_node[peer.idx()] == u32::MAX {

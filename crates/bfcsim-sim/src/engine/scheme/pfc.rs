@@ -62,8 +62,8 @@ impl SchemeSide for Pfc {
         let mtu = Bytes((nic.payload + nic.header + sh.rate.int_overhead) as u64);
         let classes = sw.classes as usize;
         let mut ingress = Vec::with_capacity(sh.switches.len());
-        for switch in &sh.switches {
-            let node = switch.node;
+        for key in &sh.switch_keys {
+            let node = key.node;
             let links: Vec<(Rate, Time)> = sh.topo.nodes[node.idx()]
                 .ports
                 .iter()
@@ -130,13 +130,12 @@ impl SchemeSide for Pfc {
 
     fn violations(sh: &Shard, v: &mut Vec<String>) {
         let pfc = me_ref(sh).expect("PFC runs");
-        for (s, sw) in sh.switches.iter().enumerate() {
-            let ingress = &pfc.ingress[s];
+        for (s, ingress) in pfc.ingress.iter().enumerate() {
             v.extend(
                 ingress
                     .violations()
                     .into_iter()
-                    .map(|e| format!("switch {}: {e}", sw.node)),
+                    .map(|e| format!("switch {}: {e}", sh.switch_keys[s].node)),
             );
             // PFC counts every queued data byte at ingress; control packets (queue 0) bypass it.
             let ports = sh.sw_ports.iter().filter(|p| p.switch as usize == s);
@@ -145,7 +144,7 @@ impl SchemeSide for Pfc {
             if ingress.total() + control != queued {
                 v.push(format!(
                     "switch {}: PFC counts {} B at ingress but its data queues hold {} B",
-                    sw.node,
+                    sh.switch_keys[s].node,
                     ingress.total(),
                     queued - control
                 ));
@@ -224,7 +223,7 @@ impl Shard {
             PfcAction::Resume { port, prio } => (port, prio, PacketKind::Resume),
         };
         let size = me(self).frame;
-        let port = self.topo.nodes[self.switches[s].node.idx()].ports[local];
+        let port = self.topo.nodes[self.switch_keys[s].node.idx()].ports[local];
         self.count_frame(kind);
         self.send_frame(port, kind, prio as u64, size);
     }
@@ -237,7 +236,7 @@ impl Shard {
         let (node, local, node_type) = match owner {
             Owner::Switch(sp) => {
                 let sp = &self.sw_ports[sp as usize];
-                (self.switches[sp.switch as usize].node, sp.local, 1)
+                (self.switch_keys[sp.switch as usize].node, sp.local, 1)
             }
             Owner::Host(h) => (self.topo.hosts[h as usize], 0, 0),
         };
