@@ -174,9 +174,9 @@ enum Owner {
 ///
 /// Two cache lines, laid out by who reads them: the first is the transmitter's (what a packet entering the
 /// port's switch reads to find the port and wake it, and what a transmission writes), the second the wire's
-/// far end (the packets in flight, read by their deliveries, and where they go). A packet crossing a switch
-/// then reads one line of its egress port's wire where it read two on a fabric too large for the cache (the
-/// transmitter's fields sat in both lines of an unaligned 104-byte wire).
+/// far end (the packets in flight, read by their deliveries, and where they go). A packet entering a switch
+/// finds and wakes its egress port in one line of that port's wire, where it read two on a fabric too large
+/// for the cache (the owner and the pending wake-up sat in different lines of an unaligned 104-byte wire).
 #[repr(C, align(64))]
 struct Wire {
     // ---- the transmitter
