@@ -408,7 +408,7 @@ impl Mmu {
     }
     /// Number of pools.
     pub fn pools(&self) -> usize {
-        self.peaks.len()
+        if self.multi_pool { self.pools.len() } else { 1 }
     }
     /// Dynamic Threshold α of `queue` (the same index at every port).
     pub fn alpha(&self, queue: usize) -> f64 {

@@ -504,8 +504,13 @@ impl Shard {
 
 impl Shard {
     /// The port id of switch port `sp`.
-    fn sw_port_id(&self, sp: &SwitchPort) -> PortId {
-        self.topo.nodes[self.switch_keys[sp.switch as usize].node.idx()].ports[sp.local as usize]
+    pub(super) fn sw_port_id(&self, sp: &SwitchPort) -> PortId {
+        self.switch_port(sp.switch as usize, sp.local as usize)
+    }
+
+    /// The port id of local port `local` of switch `s`.
+    pub(super) fn switch_port(&self, s: usize, local: usize) -> PortId {
+        self.topo.nodes[self.switch_keys[s].node.idx()].ports[local]
     }
 
     /// This shard's part of the graph of who waits for whom among its switch ports, in which a deadlock is a

@@ -277,7 +277,7 @@ impl Shard {
             }
         };
         let size = me(self).cfg.frame_size;
-        let port = self.topo.nodes[self.switch_keys[s].node.idx()].ports[local as usize];
+        let port = self.switch_port(s, local as usize);
         self.count_frame(kind);
         self.send_frame(port, kind, seq, size);
     }

@@ -377,7 +377,7 @@ impl Shard {
             Signal::Resume { port, queue } => (port, queue, PacketKind::Resume),
         };
         let size = me(self).cfg.frame_size;
-        let port = self.topo.nodes[self.switch_keys[s].node.idx()].ports[local as usize];
+        let port = self.switch_port(s, local as usize);
         self.count_frame(kind);
         if kind == PacketKind::Pause {
             self.arm_refresh(port);

@@ -92,8 +92,7 @@ impl SchemeSide for ExpressPass {
             .sw_ports
             .iter()
             .map(|sp| {
-                let port = sh.topo.nodes[sh.switch_keys[sp.switch as usize].node.idx()].ports
-                    [sp.local as usize];
+                let port = sh.sw_port_id(sp);
                 shaper(sh.wires[port.idx()].rate)
             })
             .collect();
@@ -283,10 +282,8 @@ impl Shard {
         if ready <= now {
             return;
         }
-        let out = &mut self.sw_ports[sp as usize];
-        out.queues.set_paused(q, true);
-        let port = self.topo.nodes[self.switch_keys[out.switch as usize].node.idx()].ports
-            [out.local as usize];
+        self.sw_ports[sp as usize].queues.set_paused(q, true);
+        let port = self.sw_port_id(&self.sw_ports[sp as usize]);
         self.arm_scheme_timer(port, ready);
     }
 

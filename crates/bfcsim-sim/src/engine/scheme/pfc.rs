@@ -223,7 +223,7 @@ impl Shard {
             PfcAction::Resume { port, prio } => (port, prio, PacketKind::Resume),
         };
         let size = me(self).frame;
-        let port = self.topo.nodes[self.switch_keys[s].node.idx()].ports[local];
+        let port = self.switch_port(s, local);
         self.count_frame(kind);
         self.send_frame(port, kind, prio as u64, size);
     }
