@@ -16,7 +16,6 @@
 //! run, and reading every packet of every queue every 10 µs was a tenth of BFC's cache misses).
 
 use std::collections::VecDeque;
-use std::ops::{Index, IndexMut};
 
 use bfcsim_core::{HeadQueue, PacketId, Vacant};
 
@@ -99,73 +98,80 @@ struct Bits {
     paused: u64,
 }
 
-/// The bit words of a port's queues, the first held inline: a port seldom has more than 64 queues, and every
-/// packet entering an empty queue reads and writes that word, which then shares the port's lines instead of
-/// costing a heap line of its own.
-#[derive(Clone, Debug)]
-struct BitWords {
-    first: Bits,
-    rest: Vec<Bits>,
+/// Bit word `w` of a port's queues, of `first` (queues 0 to 63) and `more` (the rest): a function of the two
+/// fields, so that it can be used while another field (a level's ring) is borrowed.
+#[inline(always)]
+fn bit_word<'a>(first: &'a mut Bits, more: &'a mut [Bits], w: usize) -> &'a mut Bits {
+    if w == 0 { first } else { &mut more[w - 1] }
 }
 
-impl BitWords {
-    fn iter(&self) -> impl Iterator<Item = &Bits> + '_ {
-        std::iter::once(&self.first).chain(&self.rest)
-    }
-}
-
-impl Index<usize> for BitWords {
-    type Output = Bits;
-    #[inline]
-    fn index(&self, w: usize) -> &Bits {
-        if w == 0 {
-            &self.first
-        } else {
-            &self.rest[w - 1]
-        }
-    }
-}
-
-impl IndexMut<usize> for BitWords {
-    #[inline]
-    fn index_mut(&mut self, w: usize) -> &mut Bits {
-        if w == 0 {
-            &mut self.first
-        } else {
-            &mut self.rest[w - 1]
-        }
-    }
+/// How a level's ready queues take turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Serve {
+    /// Every queue is a priority level of its own, in order: the busy levels say which queue goes, and there
+    /// are no rings to keep (a port of one data queue and the control queue, the default). Deficit round
+    /// robin, round robin and SRF all serve such a port alike.
+    Strict,
+    /// Deficit round robin with this quantum in bytes.
+    Drr { quantum: u32 },
+    /// One packet per turn whatever its size (the BFC artifact's round robin).
+    RoundRobin,
+    /// Shortest remaining first (BFC App. A.2).
+    Srf,
 }
 
 /// The queues of one egress port and their scheduler state.
+///
+/// Laid out by use, in `repr(C)` order: the first [`PortQueues::HEAD`] bytes hold what every push and pop reads
+/// (the queues, the first word of their bits, the busy levels, the byte count and the service), so that a
+/// holder putting `64 - HEAD` bytes of its own first at a line's start has them in one line with its own (the
+/// engine's switch port, whose index fields sit before them). The rings follow, which a pop reads when a level
+/// has several queues, then what the per-packet path does not read.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct PortQueues {
-    queues: Vec<Fifo>,
-    /// Per level, the non-empty queues that are not paused, in DRR order.
-    rings: Vec<VecDeque<u16>>,
-    /// Empty and paused queues, 64 per word.
-    bits: BitWords,
-    quantum: u64,
-    /// Serve one packet per turn whatever its size (the BFC artifact's round robin) instead of DRR.
-    per_packet: bool,
-    /// Shortest remaining first: per queue, the rank of each waiting packet (empty unless SRF is on).
-    ranks: Vec<VecDeque<u64>>,
-    /// Bit `l` set when level `l` has a non-empty queue.
+    // ---- every push and pop
+    queues: Box<[Fifo]>,
+    /// Empty and paused bits of queues 0 to 63; `more_bits` has the rest.
+    bits: Bits,
+    /// Bit `l` set when level `l` has a queue that is ready (non-empty and not paused).
     busy_levels: u64,
     total_bytes: u64,
-    total_pkts: usize,
+    serve: Serve,
+    // ---- levels of several queues
+    /// Per level, the queues that are ready, in DRR order (none under [`Serve::Strict`]).
+    rings: Box<[VecDeque<u16>]>,
+    // ---- off the per-packet path
+    /// Bits of queues 64 on, 64 per word: a port seldom has more than 64 queues.
+    more_bits: Box<[Bits]>,
+    /// Shortest remaining first: per queue, the rank of each waiting packet (empty unless SRF is on).
+    ranks: Box<[VecDeque<u64>]>,
 }
 
+// The layout the doc comment promises.
+const _: () = assert!(std::mem::offset_of!(PortQueues, rings) == PortQueues::HEAD);
+
 impl PortQueues {
+    /// Bytes at the start of a `PortQueues` that every push and pop reads.
+    pub const HEAD: usize = 56;
+
     /// `levels[i]` is queue i's priority level; `quantum` is the DRR quantum in bytes (one MTU gives per-packet
     /// round robin for full-size packets).
-    pub fn new(levels: &[u8], quantum: u64) -> PortQueues {
+    pub fn new(levels: &[u8], quantum: u32) -> PortQueues {
         assert!(
             !levels.is_empty() && levels.len() <= u16::MAX as usize,
             "1..=65535 queues per port"
         );
         let n_levels = *levels.iter().max().unwrap() as usize + 1;
         assert!(n_levels <= 64, "at most 64 priority levels");
+        let strict = levels.iter().enumerate().all(|(q, &l)| l as usize == q);
+        let mut bits = (0..levels.len().div_ceil(64)).map(|w| {
+            let n = (levels.len() - w * 64).min(64);
+            Bits {
+                empty: if n == 64 { u64::MAX } else { (1 << n) - 1 },
+                paused: 0,
+            }
+        });
         PortQueues {
             queues: levels
                 .iter()
@@ -177,32 +183,31 @@ impl PortQueues {
                     level,
                 })
                 .collect(),
-            rings: vec![VecDeque::new(); n_levels],
-            bits: {
-                let mut words = (0..levels.len().div_ceil(64)).map(|w| {
-                    let n = (levels.len() - w * 64).min(64);
-                    Bits {
-                        empty: if n == 64 { u64::MAX } else { (1 << n) - 1 },
-                        paused: 0,
-                    }
-                });
-                BitWords {
-                    first: words.next().expect("at least one queue"),
-                    rest: words.collect(),
-                }
-            },
-            quantum: quantum.max(1),
-            per_packet: false,
-            ranks: Vec::new(),
+            bits: bits.next().expect("at least one queue"),
             busy_levels: 0,
             total_bytes: 0,
-            total_pkts: 0,
+            serve: if strict {
+                Serve::Strict
+            } else {
+                Serve::Drr {
+                    quantum: quantum.max(1),
+                }
+            },
+            rings: if strict {
+                Box::default()
+            } else {
+                vec![VecDeque::new(); n_levels].into_boxed_slice()
+            },
+            more_bits: bits.collect(),
+            ranks: Box::default(),
         }
     }
 
     /// Per-packet round robin among the queues of a level instead of DRR (BFC's public artifact).
     pub fn with_round_robin(mut self) -> Self {
-        self.per_packet = true;
+        if !matches!(self.serve, Serve::Strict) {
+            self.serve = Serve::RoundRobin;
+        }
         self
     }
 
@@ -210,14 +215,31 @@ impl PortQueues {
     /// smallest rank (the remaining size its flow wrote into the packet); ties go to the queue that has been
     /// ready longest. Strict priority between levels and pausing are unchanged.
     pub fn with_srf(mut self) -> Self {
-        self.ranks = vec![VecDeque::new(); self.queues.len()];
+        if !matches!(self.serve, Serve::Strict) {
+            self.serve = Serve::Srf;
+            self.ranks = vec![VecDeque::new(); self.queues.len()].into_boxed_slice();
+        }
         self
     }
 
-    /// True when the queues are served shortest remaining first.
-    #[inline]
-    fn srf(&self) -> bool {
-        !self.ranks.is_empty()
+    /// The bits of queues `64 w` to `64 w + 63`.
+    #[inline(always)]
+    fn word(&self, w: usize) -> &Bits {
+        if w == 0 {
+            &self.bits
+        } else {
+            &self.more_bits[w - 1]
+        }
+    }
+
+    #[inline(always)]
+    fn word_mut(&mut self, w: usize) -> &mut Bits {
+        bit_word(&mut self.bits, &mut self.more_bits, w)
+    }
+
+    /// Every bit word, queues 0 to 63 first.
+    fn words(&self) -> impl Iterator<Item = &Bits> + '_ {
+        std::iter::once(&self.bits).chain(self.more_bits.iter())
     }
 
     /// Appends a packet of `size` wire bytes to queue `q` with rank 0 and no tag (a control frame: under SRF
@@ -236,11 +258,11 @@ impl PortQueues {
     #[inline(always)]
     pub fn push_ranked(&mut self, q: usize, id: PacketId, size: u32, rank: u64, tag: u32) {
         debug_assert!(id.0 < RUN_START, "2^31 packets in the slab");
-        if self.srf() {
+        if matches!(self.serve, Serve::Srf) {
             self.ranks[q].push_back(rank);
         }
         if self.queues[q].pkts.is_empty() {
-            self.bits[q / 64].empty &= !(1 << (q % 64));
+            self.word_mut(q / 64).empty &= !(1 << (q % 64));
             if !self.is_paused(q) {
                 self.join_ring(q);
             }
@@ -254,7 +276,6 @@ impl PortQueues {
         });
         fifo.bytes += size as u64;
         self.total_bytes += size as u64;
-        self.total_pkts += 1;
     }
 
     /// Removes the next packet to transmit: from the highest non-empty level, the DRR choice within it.
@@ -265,38 +286,58 @@ impl PortQueues {
             return None;
         }
         let level = self.busy_levels.trailing_zeros() as usize;
-        if self.srf() {
-            return Some(self.pop_srf(level));
-        }
+        let quantum = match self.serve {
+            Serve::Strict => return Some(self.pop_strict(level)),
+            Serve::Drr { quantum } => Some(quantum as u64),
+            Serve::RoundRobin => None,
+            Serve::Srf => return Some(self.pop_srf(level)),
+        };
         let ring = &mut self.rings[level];
         loop {
             let q = *ring.front().expect("busy level has a queue") as usize;
             let fifo = &mut self.queues[q];
             let size = fifo.pkts.front().expect("queue in ring is non-empty").size;
-            if self.per_packet || fifo.deficit >= size as u64 {
-                if !self.per_packet {
+            let turn = match quantum {
+                None => true,
+                Some(_) => fifo.deficit >= size as u64,
+            };
+            if turn {
+                if quantum.is_some() {
                     fifo.deficit -= size as u64;
                 }
                 let (id, _) = fifo.pop_head();
                 self.total_bytes -= size as u64;
-                self.total_pkts -= 1;
                 if fifo.pkts.is_empty() {
-                    ring.pop_front();
                     fifo.deficit = 0;
-                    self.bits[q / 64].empty |= 1 << (q % 64);
+                    ring.pop_front();
+                    bit_word(&mut self.bits, &mut self.more_bits, q / 64).empty |= 1 << (q % 64);
                     if ring.is_empty() {
                         self.busy_levels &= !(1 << level);
                     }
-                } else if self.per_packet {
+                } else if quantum.is_none() {
                     // One packet per turn.
                     ring.rotate_left(1);
                 }
                 return Some((id, size, q));
             }
             // The queue's turn is over: credit its next turn and let the next queue go.
-            fifo.deficit += self.quantum;
+            fifo.deficit += quantum.expect("a turn ends under DRR only");
             ring.rotate_left(1);
         }
+    }
+
+    /// [`Serve::Strict`]'s choice in busy `level`: its one queue.
+    #[inline(always)]
+    fn pop_strict(&mut self, level: usize) -> (PacketId, u32, usize) {
+        let q = level;
+        let fifo = &mut self.queues[q];
+        let (id, size) = fifo.pop_head();
+        self.total_bytes -= size as u64;
+        if fifo.pkts.is_empty() {
+            self.bits.empty |= 1 << q;
+            self.busy_levels &= !(1 << level);
+        }
+        (id, size, q)
     }
 
     /// SRF's choice in busy `level`: the ready queue whose head packet has the smallest rank, the earliest in
@@ -313,10 +354,9 @@ impl PortQueues {
         self.ranks[q].pop_front();
         let (id, size) = self.queues[q].pop_head();
         self.total_bytes -= size as u64;
-        self.total_pkts -= 1;
         if self.queues[q].pkts.is_empty() {
             ring.remove(at);
-            self.bits[q / 64].empty |= 1 << (q % 64);
+            bit_word(&mut self.bits, &mut self.more_bits, q / 64).empty |= 1 << (q % 64);
             if ring.is_empty() {
                 self.busy_levels &= !(1 << level);
             }
@@ -330,9 +370,14 @@ impl PortQueues {
     #[inline(always)]
     fn join_ring(&mut self, q: usize) {
         let level = self.queues[q].level as usize;
-        self.rings[level].push_back(q as u16);
         self.busy_levels |= 1 << level;
-        self.queues[q].deficit = self.quantum;
+        if matches!(self.serve, Serve::Strict) {
+            return;
+        }
+        self.rings[level].push_back(q as u16);
+        if let Serve::Drr { quantum } = self.serve {
+            self.queues[q].deficit = quantum as u64;
+        }
     }
 
     /// Pauses or resumes queue `q`. Returns whether its state changed. A paused queue keeps and accepts
@@ -341,12 +386,14 @@ impl PortQueues {
         if self.is_paused(q) == paused {
             return false;
         }
-        self.bits[q / 64].paused ^= 1 << (q % 64);
+        self.word_mut(q / 64).paused ^= 1 << (q % 64);
         if self.queues[q].pkts.is_empty() {
             return true;
         }
-        if paused {
-            let level = self.queues[q].level as usize;
+        let level = self.queues[q].level as usize;
+        if paused && matches!(self.serve, Serve::Strict) {
+            self.busy_levels &= !(1 << level);
+        } else if paused {
             let ring = &mut self.rings[level];
             let at = ring
                 .iter()
@@ -366,19 +413,19 @@ impl PortQueues {
     /// True when queue `q` is paused.
     #[inline]
     pub fn is_paused(&self, q: usize) -> bool {
-        self.bits[q / 64].paused >> (q % 64) & 1 == 1
+        self.word(q / 64).paused >> (q % 64) & 1 == 1
     }
 
     /// The paused bits of queues `64 w` to `64 w + 63` (bit `i`: queue `64 w + i`).
     #[inline]
     pub fn paused_word(&self, w: usize) -> u64 {
-        self.bits[w].paused
+        self.word(w).paused
     }
 
     /// An empty queue in `range` that is not paused, the first at or after `start` in circular order (BFC
     /// §3.3.1's bitmap of empty queues, searched from a rotating start as on Tofino2, §4).
     pub fn first_empty(&self, range: std::ops::Range<usize>, start: usize) -> Option<usize> {
-        let free = |w: usize| self.bits[w].empty & !self.bits[w].paused;
+        let free = |w: usize| self.word(w).empty & !self.word(w).paused;
         let scan = |from: usize, to: usize| {
             let mut w = from / 64;
             while w * 64 < to {
@@ -401,7 +448,11 @@ impl PortQueues {
     /// Queues of priority level `level` that have packets and are not paused (BFC's N_active, §3.3.2).
     #[inline]
     pub fn ready_in_level(&self, level: usize) -> usize {
-        self.rings[level].len()
+        if matches!(self.serve, Serve::Strict) {
+            (self.busy_levels >> level & 1) as usize
+        } else {
+            self.rings[level].len()
+        }
     }
 
     /// True when some queue has a packet it may send now (non-empty and not paused).
@@ -428,14 +479,16 @@ impl PortQueues {
     pub fn bytes(&self) -> u64 {
         self.total_bytes
     }
-    /// Packets waiting in all queues.
+    /// Packets waiting in all queues (a sum over the occupied queues: off the per-packet path, it is not kept).
     pub fn len(&self) -> usize {
-        self.total_pkts
+        self.occupied().map(|f| f.pkts.len()).sum()
     }
-    /// True when every queue is empty (paused ones included).
+    /// True when every queue is empty (paused ones included): no bytes, as every packet has some.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.total_pkts == 0
+        self.total_bytes == 0
     }
+
     /// Number of queues.
     pub fn count(&self) -> usize {
         self.queues.len()
@@ -447,7 +500,7 @@ impl PortQueues {
     /// misses).
     fn occupied(&self) -> impl Iterator<Item = &Fifo> + '_ {
         let n = self.queues.len();
-        self.bits.iter().enumerate().flat_map(move |(w, b)| {
+        self.words().enumerate().flat_map(move |(w, b)| {
             let width = (n - w * 64).min(64);
             let all = if width == 64 {
                 u64::MAX
@@ -700,10 +753,11 @@ mod tests {
         assert_eq!(pq.head(1), Some(PacketId(9)));
     }
 
-    /// The runs of one tag each queue holds, as [`PortQueues::runs`] gives them with each packet resolved to its
-    /// tag, against the queues' contents read packet by packet: under pushes of a few tags, pops of every
-    /// scheduler (DRR, per-packet round robin, SRF) and pauses.
-    mod runs {
+    /// Properties under random pushes of a few tags, pops and pauses: the runs of one tag each queue holds, as
+    /// [`PortQueues::runs`] gives them with each packet resolved to its tag, against the queues' contents read
+    /// packet by packet, under every scheduler (DRR, per-packet round robin, SRF); and strict priority without
+    /// rounds against rounds.
+    mod random_ops {
         use super::*;
         use proptest::prelude::*;
         use std::collections::HashMap;
@@ -725,6 +779,39 @@ mod tests {
         }
 
         proptest! {
+            /// A port whose every queue is a level of its own keeps no rounds and serves as deficit round robin
+            /// with rounds would, under pushes, pops and pauses.
+            #[test]
+            fn strict_levels_serve_as_rounds_would(
+                ops in proptest::collection::vec(op(), 1..300),
+            ) {
+                let mut strict = PortQueues::new(&[0, 1, 2, 3], 1500);
+                prop_assert_eq!(strict.serve, Serve::Strict);
+                let mut rounds = strict.clone();
+                rounds.serve = Serve::Drr { quantum: 1500 };
+                rounds.rings = vec![VecDeque::new(); 4].into_boxed_slice();
+                for (i, op) in ops.into_iter().enumerate() {
+                    for pq in [&mut strict, &mut rounds] {
+                        match op {
+                            Op::Push { q, tag, size } => pq.push_ranked(q, PacketId(i as u32), size, 0, tag),
+                            Op::Pop => {}
+                            Op::Pause { q, paused } => {
+                                pq.set_paused(q, paused);
+                            }
+                        }
+                    }
+                    if let Op::Pop = op {
+                        prop_assert_eq!(strict.pop(), rounds.pop());
+                    }
+                    for level in 0..4 {
+                        prop_assert_eq!(strict.ready_in_level(level), rounds.ready_in_level(level));
+                    }
+                    prop_assert_eq!(strict.has_ready(), rounds.has_ready());
+                    prop_assert_eq!(strict.is_empty(), rounds.is_empty());
+                    prop_assert_eq!(strict.bytes(), rounds.bytes());
+                }
+            }
+
             #[test]
             fn runs_are_the_queues_runs_of_one_tag(
                 scheduler in 0..3u8,

@@ -116,7 +116,7 @@ pub struct SwitchConfig {
     pub ack_priority: bool,
     /// How queues of one priority level share the port.
     pub scheduler: Scheduler,
-    /// DRR quantum; default one full-size data packet.
+    /// DRR quantum, 1 byte to 2^32 - 1 bytes; default one full-size data packet.
     pub quantum: Option<Bytes>,
     /// Time from a packet's arrival to its enqueue at the egress port.
     pub processing_delay: Time,
@@ -171,6 +171,14 @@ impl SwitchConfig {
                 "switch.classes = {} must be in 1..=63 and divide queues_per_port ({})",
                 self.classes, self.queues_per_port
             ));
+        }
+        if let Some(q) = self.quantum {
+            if q.0 == 0 || q.0 > u64::from(u32::MAX) {
+                return Err(format!(
+                    "switch.quantum = {} B must be in 1..=4294967295 bytes (default: one full-size packet)",
+                    q.0
+                ));
+            }
         }
         if !(self.alpha > 0.0 && self.alpha.is_finite()) {
             return Err(format!("switch.alpha = {} must be positive", self.alpha));

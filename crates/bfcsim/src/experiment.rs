@@ -723,6 +723,10 @@ mod tests {
                 "queues_per_port = 0",
             ),
             ("name = \"x\"\n", "give a [workload]"),
+            (
+                "[switch]\nquantum = \"5GiB\"\n[flows]\nfile = \"f\"\n",
+                "switch.quantum = 5368709120 B must be in 1..=4294967295 bytes",
+            ),
         ];
         for (text, want) in cases {
             let msg = parse_experiment(Path::new("e.toml"), text, &[])
