@@ -364,8 +364,8 @@ impl PortQueues {
         (id, size, q)
     }
 
-    /// Puts queue `q` in its level's ring, credited for its first turn so that joining costs no extra round.
-    /// Always inlined: a queue joins its ring whenever a packet reaches it empty, most packets at a lightly
+    /// Puts queue `q` in its level's ring, credited for its first turn so that joining costs no extra round
+    /// (under [`Serve::Strict`], marks its level busy: the level is the queue). Always inlined: a queue joins its ring whenever a packet reaches it empty, most packets at a lightly
     /// loaded port.
     #[inline(always)]
     fn join_ring(&mut self, q: usize) {
