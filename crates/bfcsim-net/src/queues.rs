@@ -19,6 +19,9 @@ use std::collections::VecDeque;
 
 use bfcsim_core::{HeadQueue, PacketId, Vacant};
 
+mod ring;
+use ring::Ring;
+
 /// A packet's tag when it has none (a control frame): a run of its own kind like any other tag.
 pub const NO_TAG: u32 = u32::MAX;
 
@@ -140,7 +143,7 @@ pub struct PortQueues {
     serve: Serve,
     // ---- levels of several queues
     /// Per level, the queues that are ready, in DRR order (none under [`Serve::Strict`]).
-    rings: Box<[VecDeque<u16>]>,
+    rings: Box<[Ring]>,
     // ---- off the per-packet path
     /// Bits of queues 64 on, 64 per word: a port seldom has more than 64 queues.
     more_bits: Box<[Bits]>,
@@ -196,7 +199,9 @@ impl PortQueues {
             rings: if strict {
                 Box::default()
             } else {
-                vec![VecDeque::new(); n_levels].into_boxed_slice()
+                (0..n_levels)
+                    .map(|l| Ring::new(levels.iter().filter(|&&x| x as usize == l).count()))
+                    .collect()
             },
             more_bits: bits.collect(),
             ranks: Box::default(),
@@ -294,7 +299,7 @@ impl PortQueues {
         };
         let ring = &mut self.rings[level];
         loop {
-            let q = *ring.front().expect("busy level has a queue") as usize;
+            let q = ring.front().expect("busy level has a queue");
             let fifo = &mut self.queues[q];
             let size = fifo.pkts.front().expect("queue in ring is non-empty").size;
             let turn = match quantum {
@@ -316,13 +321,13 @@ impl PortQueues {
                     }
                 } else if quantum.is_none() {
                     // One packet per turn.
-                    ring.rotate_left(1);
+                    ring.rotate();
                 }
                 return Some((id, size, q));
             }
             // The queue's turn is over: credit its next turn and let the next queue go.
             fifo.deficit += quantum.expect("a turn ends under DRR only");
-            ring.rotate_left(1);
+            ring.rotate();
         }
     }
 
@@ -345,12 +350,11 @@ impl PortQueues {
     /// flows active (BFC §2.3), so the ring stays short.
     fn pop_srf(&mut self, level: usize) -> (PacketId, u32, usize) {
         let ring = &mut self.rings[level];
-        let (at, &q) = ring
+        let (at, q) = ring
             .iter()
             .enumerate()
-            .min_by_key(|&(_, &q)| self.ranks[q as usize][0])
+            .min_by_key(|&(_, q)| self.ranks[q][0])
             .expect("busy level has a queue");
-        let q = q as usize;
         self.ranks[q].pop_front();
         let (id, size) = self.queues[q].pop_head();
         self.total_bytes -= size as u64;
@@ -374,7 +378,7 @@ impl PortQueues {
         if matches!(self.serve, Serve::Strict) {
             return;
         }
-        self.rings[level].push_back(q as u16);
+        self.rings[level].push_back(q);
         if let Serve::Drr { quantum } = self.serve {
             self.queues[q].deficit = quantum as u64;
         }
@@ -397,7 +401,7 @@ impl PortQueues {
             let ring = &mut self.rings[level];
             let at = ring
                 .iter()
-                .position(|&x| x as usize == q)
+                .position(|x| x == q)
                 .expect("a non-empty queue is in its ring");
             ring.remove(at);
             self.queues[q].deficit = 0;
@@ -789,7 +793,7 @@ mod tests {
                 prop_assert_eq!(strict.serve, Serve::Strict);
                 let mut rounds = strict.clone();
                 rounds.serve = Serve::Drr { quantum: 1500 };
-                rounds.rings = vec![VecDeque::new(); 4].into_boxed_slice();
+                rounds.rings = (0..4).map(|_| Ring::new(1)).collect();
                 for (i, op) in ops.into_iter().enumerate() {
                     for pq in [&mut strict, &mut rounds] {
                         match op {
