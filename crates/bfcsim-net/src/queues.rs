@@ -369,8 +369,8 @@ impl PortQueues {
     }
 
     /// Puts queue `q` in its level's ring, credited for its first turn so that joining costs no extra round
-    /// (under [`Serve::Strict`], marks its level busy: the level is the queue). Always inlined: a queue joins its ring whenever a packet reaches it empty, most packets at a lightly
-    /// loaded port.
+    /// (under [`Serve::Strict`], marks its level busy: the level is the queue). Always inlined: a queue joins
+    /// its ring whenever a packet reaches it empty, most packets at a lightly loaded port.
     #[inline(always)]
     fn join_ring(&mut self, q: usize) {
         let level = self.queues[q].level as usize;

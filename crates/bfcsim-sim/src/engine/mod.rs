@@ -217,8 +217,8 @@ const _: () = assert!(std::mem::offset_of!(Wire, in_flight) == 64);
 /// Laid out by use: the switch and local port, which an arriving packet's buffer admission and a dequeue's
 /// release read, go before the queues' own per-packet head ([`PortQueues::HEAD`]) so that a push or a pop
 /// reads one line of the port, and the next one too where a level of several queues has a ring to serve. The
-/// rest is off the per-packet path. Unaligned, the 312-byte port spread what a push and a pop read over four lines, and
-/// reading `local` was the costliest single stall on the 1024-host fabric.
+/// rest is off the per-packet path. Unaligned, the 312-byte port spread what a push and a pop read over four
+/// lines, and reading `local` was the costliest single stall on the 1024-host fabric.
 #[repr(C, align(64))]
 struct SwitchPort {
     switch: u32,
