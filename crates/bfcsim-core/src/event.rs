@@ -257,6 +257,14 @@ impl<E: EventBits> EventQueue<E> {
         (time, E::from_bits(masked ^ tie_mask(time)))
     }
 
+    /// Where `event` due at `time` falls among the events due then: events of one instant pop in increasing
+    /// order of this number. A holder that fires several events of one instant from one entry of its own
+    /// (the engine's batched scheme timers) orders them by it, as separate entries would pop.
+    #[inline]
+    pub fn order_at(time: Time, event: E) -> u32 {
+        event.to_bits() ^ tie_mask(time)
+    }
+
     /// Removes and returns the earliest event if it is due at or before `limit`.
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
@@ -421,7 +429,7 @@ mod tests {
         q.push(Time(5), 2);
         let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         let mut tied = [4u32, 2, 3, 2];
-        tied.sort_by_key(|&e| e ^ tie_mask(Time(5)));
+        tied.sort_by_key(|&e| EventQueue::order_at(Time(5), e));
         assert_eq!(order[0], 9);
         assert_eq!(order[1..], tied[..]);
     }

@@ -459,6 +459,15 @@ impl PortQueues {
         }
     }
 
+    /// Queues of priority level `level` that would be ready once queue `q`, of that level, has a packet: BFC's
+    /// N_active for a packet joining `q` (§3.3.2). Read from the port's bits, not the queue's line.
+    #[inline]
+    pub fn ready_with(&self, q: usize, level: usize) -> usize {
+        let w = self.word(q / 64);
+        let bit = 1 << (q % 64);
+        self.ready_in_level(level) + usize::from(w.empty & bit != 0 && w.paused & bit == 0)
+    }
+
     /// True when some queue has a packet it may send now (non-empty and not paused).
     #[inline]
     pub fn has_ready(&self) -> bool {
@@ -759,8 +768,9 @@ mod tests {
 
     /// Properties under random pushes of a few tags, pops and pauses: the runs of one tag each queue holds, as
     /// [`PortQueues::runs`] gives them with each packet resolved to its tag, against the queues' contents read
-    /// packet by packet, under every scheduler (DRR, per-packet round robin, SRF); and strict priority without
-    /// rounds against rounds.
+    /// packet by packet, under every scheduler (DRR, per-packet round robin, SRF), and so does
+    /// [`PortQueues::ready_with`] its count of ready queues; and strict priority without rounds against
+    /// rounds.
     mod random_ops {
         use super::*;
         use proptest::prelude::*;
@@ -856,6 +866,16 @@ mod tests {
                         want.extend(queue);
                     }
                     prop_assert_eq!(got, want);
+                    // N_active for a packet joining each queue: the ready queues of its level, with the queue
+                    // counted once it has the packet unless it is paused.
+                    for q in 0..pq.count() {
+                        let level = pq.queues[q].level as usize;
+                        let ready = |x: usize| pq.queue_len(x) > 0 && !pq.is_paused(x);
+                        let others = (0..pq.count())
+                            .filter(|&x| x != q && pq.queues[x].level as usize == level && ready(x))
+                            .count();
+                        prop_assert_eq!(pq.ready_with(q, level), others + usize::from(!pq.is_paused(q)));
+                    }
                 }
             }
         }

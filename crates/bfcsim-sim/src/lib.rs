@@ -21,7 +21,8 @@
 //! - NIC side: `flow_started` (returns the flow's NIC queue), `may_send` (scheduling: whether the flow may send
 //!   now), `flow_finished`;
 //! - `timer`: the scheme's own timer on a switch port or NIC port is due. All schemes share one event kind,
-//!   `SchemeTimer(port)`, at most one pending per port; a scheme keeps its own deadlines behind it.
+//!   `SchemeTimer(port)`, at most one pending per port; a scheme keeps its own deadlines behind it. Timers that
+//!   fall on a grid (BFC's refreshes) may be armed in batches, one event per instant, and fire alike.
 //!
 //! Every method has a default that behaves as a network without the scheme, so a scheme implements only the
 //! points it acts at. The scheme's state machines are sans-IO (`bfcsim_schemes::bfc::BfcSwitch`,

@@ -323,6 +323,7 @@ impl BfcSwitch {
     /// §3.3.1 and §3.3.2 "On Dequeue": the packet leaves; returns the RESUME to send if it was the last
     /// counted packet of its upstream queue. On Tofino2 these operations run on the packet's header
     /// recirculated to the ingress pipeline (§4), counted in [`BfcStats::recirculations`].
+    #[inline]
     pub fn handle_dequeue(&mut self, d: &Departure) -> Option<Signal> {
         if d.tracked {
             self.stats.recirculations += 1;
@@ -336,6 +337,7 @@ impl BfcSwitch {
         self.release(d)
     }
 
+    #[inline]
     fn release(&mut self, d: &Departure) -> Option<Signal> {
         // App. A.8: "The dequeue operations ... are only executed on the recirculated packets." A packet that
         // was not sampled touches nothing on its way out (`counted` implies `tracked`).

@@ -78,6 +78,9 @@ enum Event {
     /// A timer the running scheme armed on a port (a switch port or a host's NIC port) is due; schemes keep
     /// their own deadlines behind it ([`scheme`]).
     SchemeTimer(PortId),
+    /// The scheme timers armed in one batch for this instant are due ([`Shard::arm_batched_timer`]). Encoded
+    /// as a `SchemeTimer` of a port number no topology has, so that it pops where its timers would.
+    SchemeTick,
     /// Look for queues paused too long.
     Watchdog,
     /// The earliest congestion-control timer is due.
@@ -88,6 +91,8 @@ enum Event {
 
 /// Port ids in events have 21 bits (2M ports), the event kind 3 (all eight kinds are in use).
 const PORT_BITS: u32 = 21;
+/// The port number of [`Event::SchemeTick`], the largest: topologies have fewer ports.
+const TICK_PORT: u32 = (1 << PORT_BITS) - 1;
 
 impl EventBits for Event {
     #[inline]
@@ -98,6 +103,7 @@ impl EventBits for Event {
             Event::Arrival => 2 << PORT_BITS,
             Event::Timer => 3 << PORT_BITS,
             Event::SchemeTimer(p) => 4 << PORT_BITS | p.0,
+            Event::SchemeTick => 4 << PORT_BITS | TICK_PORT,
             Event::Watchdog => 5 << PORT_BITS,
             Event::CcTimer => 6 << PORT_BITS,
             Event::NicWake(p) => 7 << PORT_BITS | p.0,
@@ -111,6 +117,7 @@ impl EventBits for Event {
             1 => Event::Deliver(port),
             2 => Event::Arrival,
             3 => Event::Timer,
+            4 if port.0 == TICK_PORT => Event::SchemeTick,
             4 => Event::SchemeTimer(port),
             5 => Event::Watchdog,
             6 => Event::CcTimer,
@@ -462,6 +469,8 @@ pub struct Shard {
     queues_per_class: u64,
     /// The running scheme's switch and NIC sides and their state ([`scheme`]).
     scheme: Scheme,
+    /// Scheme timers armed in batches, one event per instant ([`Shard::arm_batched_timer`]).
+    timer_batches: scheme::TimerBatches,
     /// Pausing state outside the switches and hosts: frame payloads, counts, the watchdog.
     hop: pause::HopState,
     /// Time each data packet waited in each switch egress queue, in picoseconds.
@@ -511,11 +520,10 @@ impl Shard {
             ));
         }
         params.flow_control.validate(&params.switch)?;
-        if topo.ports.len() >= 1 << PORT_BITS {
+        if topo.ports.len() > TICK_PORT as usize {
             return Err(format!(
-                "{} ports exceed the engine's limit of {}",
+                "{} ports exceed the engine's limit of {TICK_PORT}",
                 topo.ports.len(),
-                1u32 << PORT_BITS
             ));
         }
         let sw = &params.switch;
@@ -747,6 +755,7 @@ impl Shard {
             data_base,
             queues_per_class: per_class as u64,
             scheme: Scheme::Plain(scheme::Plain),
+            timer_batches: scheme::TimerBatches::default(),
             hop: pause::HopState::new(),
             queuing_delay: LogHistogram::new(),
             single_packet_delay: LogHistogram::new(),
@@ -872,6 +881,7 @@ impl Shard {
                 Event::Arrival => self.arrival(),
                 Event::Timer => self.fire_timers(),
                 Event::SchemeTimer(p) => self.fire_scheme_timer(p),
+                Event::SchemeTick => self.fire_timer_batch(),
                 Event::Watchdog => self.watchdog(),
                 Event::CcTimer => self.fire_cc_timers(),
                 Event::NicWake(p) => self.nic_wake(p),
@@ -2008,9 +2018,10 @@ impl Shard {
         first as u16..(first + self.queues_per_class) as u16
     }
 
-    /// The priority level of a class whose data queues are `queues` ([`Shard::class_queues`]).
-    fn class_level(&self, queues: &std::ops::Range<u16>) -> usize {
-        self.data_base + (queues.start as usize - self.data_base) / self.queues_per_class as usize
+    /// The priority level of class `class`'s data queues ([`Shard::class_queues`]): one level per class, after
+    /// the control queue's.
+    fn class_level(&self, class: u8) -> usize {
+        self.data_base + (class as usize).min(self.params.switch.classes as usize - 1)
     }
 
     /// The switch queue a packet of class `class` and 5-tuple hash `hash` joins: its class's queues are shared

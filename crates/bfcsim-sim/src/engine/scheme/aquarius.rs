@@ -218,7 +218,7 @@ impl Shard {
     /// Data packet `e` as Aquarius's enqueue sees it, and the priority level of its class.
     fn aquarius_arrival(&self, e: &Entry) -> (Arrival, usize) {
         let queues = self.class_queues(e.p.class);
-        let level = self.class_level(&queues);
+        let level = self.class_level(e.p.class);
         let arrival = Arrival {
             now: self.now,
             in_port: self.sw_ports[e.in_sp as usize].local as u16,

@@ -1,7 +1,8 @@
 //! BFC's switch and NIC sides (§3.3) on the seam: each switch's flow table and pause counter
 //! ([`BfcSwitch`], sans-IO) are told of every data packet's enqueue and dequeue; the PAUSE or RESUME they answer
 //! with goes upstream as a per-hop frame in the strict-priority control queue; each ingress with paused
-//! upstream queues re-sends its bitmap periodically (the scheme timer of its port); a NIC gives each flow a
+//! upstream queues re-sends its bitmap periodically (the scheme timer of its port, armed in a batch with the
+//! other ports due at the same tick of the refresh grid); a NIC gives each flow a
 //! queue of its own and parks the flows of a paused queue. App. B's table of (ingress, egress) pairs whose
 //! backpressure is elided comes from the routes.
 
@@ -25,8 +26,8 @@ pub(in crate::engine) struct Bfc {
     cfg: BfcConfig,
     /// Each switch's flow table and pause counter, by switch index.
     switches: Vec<BfcSwitch>,
-    /// App. B: per switch, the (ingress, egress) pairs whose backpressure is elided, bit `in × ports + out`.
-    elide: Vec<Vec<u64>>,
+    /// App. B: per switch, the (ingress, egress) pairs whose backpressure is elided.
+    elide: Vec<ElidedPairs>,
     /// The draws of `lose_frames`, one stream per receiving port (empty unless frames are lost on purpose), so
     /// that a frame's fate depends only on its port's history.
     loss_rngs: Vec<Rng>,
@@ -47,8 +48,30 @@ impl EgressView for Egress<'_> {
         self.queues.queue_bytes(q)
     }
     fn active_with(&self, q: usize) -> usize {
-        let ready = self.queues.queue_len(q) > 0 && !self.queues.is_paused(q);
-        self.queues.ready_in_level(self.level) + usize::from(!ready && !self.queues.is_paused(q))
+        self.queues.ready_with(q, self.level)
+    }
+}
+
+/// One switch's (ingress, egress) pairs whose backpressure is elided (App. B), bit `in × ports + out`.
+struct ElidedPairs {
+    ports: usize,
+    bits: Vec<u64>,
+}
+
+impl ElidedPairs {
+    fn new(ports: usize, pairs: &[(u16, u16)]) -> ElidedPairs {
+        let mut bits = vec![0u64; (ports * ports).div_ceil(64)];
+        for &(i, e) in pairs {
+            let bit = i as usize * ports + e as usize;
+            bits[bit / 64] |= 1 << (bit % 64);
+        }
+        ElidedPairs { ports, bits }
+    }
+
+    #[inline]
+    fn has(&self, ingress: u32, egress: u32) -> bool {
+        let bit = ingress as usize * self.ports + egress as usize;
+        self.bits[bit / 64] >> (bit % 64) & 1 == 1
     }
 }
 
@@ -159,12 +182,7 @@ impl SchemeSide for Bfc {
                 hrtt,
                 rng,
             ));
-            let mut elide = vec![0u64; (n * n).div_ceil(64)];
-            for &(i, e) in &elided[node.idx()] {
-                let bit = i as usize * n + e as usize;
-                elide[bit / 64] |= 1 << (bit % 64);
-            }
-            elide_all.push(elide);
+            elide_all.push(ElidedPairs::new(n, &elided[node.idx()]));
         }
         let loss_rngs = if cfg.lose_frames > 0.0 {
             (0..sh.topo.ports.len() as u32)
@@ -291,16 +309,13 @@ impl SchemeSide for Bfc {
 
 impl Shard {
     /// BFC's enqueue operations for data packet `e`.
+    #[inline(always)]
     fn bfc_enqueue(&mut self, e: &Entry) -> Enqueued {
         let p = &e.p;
         let queues = self.class_queues(p.class);
         let out = &self.sw_ports[e.out_sp as usize];
         let (in_local, out_local) = (self.sw_ports[e.in_sp as usize].local, out.local);
-        let n = self.topo.nodes[self.switch_keys[e.s].node.idx()]
-            .ports
-            .len();
-        let bit = in_local as usize * n + out_local as usize;
-        let level = self.class_level(&queues);
+        let level = self.class_level(p.class);
         let Scheme::Bfc(b) = &mut self.scheme else {
             unreachable!("BFC runs")
         };
@@ -315,9 +330,7 @@ impl Shard {
             incast: p.incast,
             queues: queues.clone(),
             rate: self.wires[e.egress.idx()].rate,
-            elide: b.elide[e.s]
-                .get(bit / 64)
-                .is_some_and(|w| w >> (bit % 64) & 1 == 1),
+            elide: b.elide[e.s].has(in_local, out_local),
         };
         let view = Egress {
             queues: &out.queues,
@@ -347,6 +360,7 @@ impl Shard {
 
     /// BFC's dequeue operations for data packet `pkt` leaving switch port `sp` from `queue`; stamps the queue
     /// as the packet's `upstreamQ` for the next hop.
+    #[inline(always)]
     fn bfc_dequeue(&mut self, sp: u32, pkt: PacketId, queue: usize) {
         let port = &self.sw_ports[sp as usize];
         let s = port.switch as usize;
@@ -393,7 +407,7 @@ impl Shard {
             return;
         }
         let at = Time((self.now.0 / interval.0 + 1) * interval.0);
-        self.arm_scheme_timer(port, at);
+        self.arm_batched_timer(port, at);
     }
 
     /// The BFC state of switch `s`, when BFC runs.
