@@ -44,8 +44,10 @@ impl IntHop {
 }
 
 /// The INT records a packet carries: up to [`MAX_HOPS`] hops in path order. Fixed capacity and `Copy`, so
-/// packets and ACK signals stay allocation-free.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// packets stay allocation-free. The slots past the stored hops hold whatever they held (a stack is cleared
+/// and copied by its stored hops alone, a few of its 168 bytes); nothing reads them, and equality and `Debug`
+/// look at the stored hops only.
+#[derive(Clone, Copy)]
 pub struct IntStack {
     hops: [IntHop; MAX_HOPS],
     /// Hops pushed, including any beyond the capacity (saturating).
@@ -58,12 +60,44 @@ impl Default for IntStack {
     }
 }
 
+impl PartialEq for IntStack {
+    fn eq(&self, other: &IntStack) -> bool {
+        self.pushed == other.pushed && self.hops() == other.hops()
+    }
+}
+
+impl Eq for IntStack {}
+
+impl std::fmt::Debug for IntStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntStack")
+            .field("hops", &self.hops())
+            .field("pushed", &self.pushed)
+            .finish()
+    }
+}
+
 impl IntStack {
     /// A stack with no hops (what packets carry when the scheme uses no INT).
     pub const EMPTY: IntStack = IntStack {
         hops: [IntHop::UNUSED; MAX_HOPS],
         pushed: 0,
     };
+
+    /// Removes every hop (a packet's stack reused for a new packet).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.pushed = 0;
+    }
+
+    /// Makes this stack a copy of `other` (the receiver echoing a data packet's stack in its ACK), copying
+    /// the stored hops only.
+    #[inline]
+    pub fn copy_from(&mut self, other: &IntStack) {
+        let n = other.len();
+        self.hops[..n].copy_from_slice(&other.hops[..n]);
+        self.pushed = other.pushed;
+    }
 
     /// Appends a hop. Past [`MAX_HOPS`] the hop is not stored and the stack is marked as overflowed
     /// ([`IntStack::overflowed`]); returns whether the hop was stored.
@@ -130,6 +164,34 @@ mod tests {
             qlen: i,
             rate: Rate::gbps(100),
         }
+    }
+
+    #[test]
+    fn a_cleared_or_copied_stack_is_its_stored_hops() {
+        let mut used = IntStack::EMPTY;
+        for i in 1..=4 {
+            used.push(hop(i));
+        }
+        used.clear();
+        assert_eq!(used, IntStack::EMPTY, "the stale hops are not part of it");
+        used.push(hop(9));
+        let mut fresh = IntStack::EMPTY;
+        fresh.push(hop(9));
+        assert_eq!(used, fresh);
+        let mut ack = IntStack::EMPTY;
+        for i in 1..=3 {
+            ack.push(hop(i));
+        }
+        ack.copy_from(&fresh);
+        assert_eq!(ack, fresh);
+        assert_eq!(ack.hops(), &[hop(9)]);
+        let mut six = IntStack::EMPTY;
+        (0..6).for_each(|i| {
+            six.push(hop(i));
+        });
+        ack.copy_from(&six);
+        assert!(ack.overflowed());
+        assert_eq!(ack, six);
     }
 
     #[test]

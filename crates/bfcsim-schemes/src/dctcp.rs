@@ -205,7 +205,7 @@ mod tests {
 
     use crate::cc::test_context as ctx;
 
-    fn ack(newly: u64, ce: u64, ack_seq: u64, snd_nxt: u64) -> AckSignal {
+    fn ack(newly: u64, ce: u64, ack_seq: u64, snd_nxt: u64) -> AckSignal<'static> {
         AckSignal {
             newly_acked: newly,
             ce_bytes: ce,

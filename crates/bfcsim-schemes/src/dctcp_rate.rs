@@ -168,7 +168,7 @@ mod tests {
     use super::*;
     use crate::cc::test_context as ctx;
 
-    fn ack(ack_seq: u64, snd_nxt: u64, marked: bool) -> AckSignal {
+    fn ack(ack_seq: u64, snd_nxt: u64, marked: bool) -> AckSignal<'static> {
         AckSignal {
             ack_seq,
             snd_nxt,

@@ -226,13 +226,13 @@ impl CongestionControl for Hpcc {
 
     fn on_ack(&mut self, _now: Time, ack: &AckSignal) {
         let Some(last) = self.last_update_seq else {
-            self.prev = ack.int;
+            self.prev = *ack.int;
             self.last_update_seq = Some(ack.snd_nxt);
             return;
         };
         let commit = ack.ack_seq > last;
         if (commit || self.fast_react) && !ack.int.overflowed() {
-            self.react(&ack.int, commit);
+            self.react(ack.int, commit);
         }
         if commit {
             self.last_update_seq = Some(last.max(ack.snd_nxt));
@@ -256,8 +256,9 @@ mod tests {
         }
     }
 
-    fn ack(ack_seq: u64, snd_nxt: u64, hops: &[IntHop]) -> AckSignal {
-        let mut int = IntStack::EMPTY;
+    /// An ACK with these hops; its stack is leaked, as a test's few ACKs may be.
+    fn ack(ack_seq: u64, snd_nxt: u64, hops: &[IntHop]) -> AckSignal<'static> {
+        let int = Box::leak(Box::new(IntStack::EMPTY));
         for h in hops {
             int.push(*h);
         }
@@ -480,7 +481,7 @@ mod tests {
         let overflow = AckSignal {
             ack_seq: 201_000,
             snd_nxt: 300_000,
-            int: six,
+            int: &six,
             ..AckSignal::default()
         };
         h.on_ack(Time::ZERO, &overflow);

@@ -101,7 +101,7 @@ mod tests {
 
     use crate::cc::test_context as ctx;
 
-    fn rtt_us(n: u64) -> AckSignal {
+    fn rtt_us(n: u64) -> AckSignal<'static> {
         AckSignal {
             rtt: Some(Time::from_us(n)),
             ..AckSignal::default()

@@ -921,7 +921,7 @@ impl Shard {
                     if id.idx() >= self.rate.stacks.len() {
                         self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
                     }
-                    self.rate.stacks[id.idx()] = *stack;
+                    self.rate.stacks[id.idx()].copy_from(&stack);
                 }
                 ParcelExtra::Map(map) => {
                     let index = self.hop.store_map(&map);
@@ -1501,7 +1501,7 @@ impl Shard {
                     ..AckSignal::default()
                 };
                 if self.rate.int {
-                    signal.int = self.rate.stacks[pkt.idx()];
+                    signal.int = &self.rate.stacks[pkt.idx()];
                 }
                 a.cc.on_ack(self.now, &signal);
                 self.cc_changed(slot);

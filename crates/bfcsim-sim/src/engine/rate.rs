@@ -157,7 +157,7 @@ impl Shard {
             if i >= self.rate.stacks.len() {
                 self.rate.stacks.resize(i + 1, IntStack::EMPTY);
             }
-            self.rate.stacks[i] = IntStack::EMPTY;
+            self.rate.stacks[i].clear();
         }
         self.cc_changed(slot);
     }
@@ -242,14 +242,22 @@ impl Shard {
         self.rate.stacks[pkt.idx()].push(hop);
     }
 
-    /// The receiver copies data packet `data`'s INT stack into its ACK `ack` (HPCC ns-3 `ReceiveUdp`).
+    /// The receiver copies data packet `data`'s INT stack into its ACK `ack` (HPCC ns-3 `ReceiveUdp`). The ACK
+    /// may have taken the data packet's slot, freed as it was received: its stack is then already in place.
     #[inline(never)]
     pub(super) fn echo_int(&mut self, data: PacketId, ack: PacketId) {
-        let stack = self.rate.stacks[data.idx()];
-        if ack.idx() >= self.rate.stacks.len() {
-            self.rate.stacks.resize(ack.idx() + 1, IntStack::EMPTY);
+        let stacks = &mut self.rate.stacks;
+        if ack.idx() >= stacks.len() {
+            stacks.resize(ack.idx() + 1, IntStack::EMPTY);
         }
-        self.rate.stacks[ack.idx()] = stack;
+        let (data, ack) = (data.idx(), ack.idx());
+        if data < ack {
+            let (low, high) = stacks.split_at_mut(ack);
+            high[0].copy_from(&low[data]);
+        } else if data > ack {
+            let (low, high) = stacks.split_at_mut(data);
+            low[ack].copy_from(&high[0]);
+        }
     }
 
     /// A switch dropped data packet `p` and tells its sender at once (`switch.drop_notification`).
