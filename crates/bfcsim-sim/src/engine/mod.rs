@@ -378,7 +378,8 @@ pub struct Counters {
     pub dropped_bytes: u64,
     /// Packet transmissions over a link (packet-hops).
     pub hops: u64,
-    /// Events processed.
+    /// Events processed. A batch of scheme timers ([`Shard::arm_batched_timer`]) counts as its timers, so
+    /// that the count does not depend on how a run is split into shards (each fires its own batch).
     pub events: u64,
     /// Data packets sent again after a NACK or timeout (payload already sent once).
     pub retransmits: u64,

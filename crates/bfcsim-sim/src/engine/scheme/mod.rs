@@ -361,6 +361,8 @@ impl Shard {
     pub(super) fn fire_timer_batch(&mut self) {
         let now = self.now;
         let mut ports = self.timer_batches.take(now);
+        // The batch's event was counted as one; it stands for a timer per port.
+        self.counters.events += ports.len() as u64 - 1;
         ports.sort_unstable_by_key(|&p| EventQueue::order_at(now, Event::SchemeTimer(p)));
         for &port in &ports {
             self.fire_scheme_timer(port);
