@@ -45,14 +45,21 @@ impl IntHop {
 
 /// The INT records a packet carries: up to [`MAX_HOPS`] hops in path order. Fixed capacity and `Copy`, so
 /// packets stay allocation-free. The slots past the stored hops hold whatever they held (a stack is cleared
-/// and copied by its stored hops alone, a few of its 168 bytes); nothing reads them, and equality and `Debug`
-/// look at the stored hops only.
+/// and copied by its stored hops alone); nothing reads them, and equality and `Debug` look at the stored hops
+/// only.
+///
+/// Laid out in whole cache lines, the count first: a stack of up to two hops is one line, of up to four two
+/// (a path through three switches, the most common in a fat tree, is two), where the count at the end of an
+/// unaligned stack made most stamps touch a line of their own besides the hop's.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 pub struct IntStack {
-    hops: [IntHop; MAX_HOPS],
     /// Hops pushed, including any beyond the capacity (saturating).
     pushed: u8,
+    hops: [IntHop; MAX_HOPS],
 }
+
+const _: () = assert!(std::mem::size_of::<IntStack>() == 192);
 
 impl Default for IntStack {
     fn default() -> Self {
@@ -80,9 +87,18 @@ impl std::fmt::Debug for IntStack {
 impl IntStack {
     /// A stack with no hops (what packets carry when the scheme uses no INT).
     pub const EMPTY: IntStack = IntStack {
-        hops: [IntHop::UNUSED; MAX_HOPS],
         pushed: 0,
+        hops: [IntHop::UNUSED; MAX_HOPS],
     };
+
+    /// Asks for the stack's first two lines (its count and the first three hops), for a stamp a little later
+    /// (the next packet of a queue, one serialization ahead). Reads nothing: which hop is next is not known
+    /// until the line is in.
+    #[inline(always)]
+    pub fn prefetch(&self) {
+        bfcsim_core::hint::prefetch(self);
+        bfcsim_core::hint::prefetch(&self.hops[2]);
+    }
 
     /// Removes every hop (a packet's stack reused for a new packet).
     #[inline]

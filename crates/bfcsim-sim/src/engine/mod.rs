@@ -1081,6 +1081,10 @@ impl Shard {
         if let Some(&(next, next_pkt)) = w.in_flight.front() {
             self.events.push(next, Event::Deliver(port));
             self.packets.prefetch(next_pkt);
+            // Under HPCC its INT stack is stamped, echoed or read soon after it arrives.
+            if let Some(stack) = self.rate.stacks.get(next_pkt.idx()) {
+                stack.prefetch();
+            }
         }
         let (peer, far, far_switch) = (w.peer, w.far, w.far_switch);
         let kind = self.packets.get(pkt).kind;
@@ -1220,6 +1224,10 @@ impl Shard {
         // deep queue its line has left the cache since it arrived.
         if let Some(next) = out.queues.head(queue) {
             self.packets.prefetch(next);
+            // HPCC stamps its INT stack as it leaves.
+            if let Some(stack) = self.rate.stacks.get(next.idx()) {
+                stack.prefetch();
+            }
         }
         let mmu = &mut self.switches[out.switch as usize].mmu;
         if self.charges.is_empty() {
