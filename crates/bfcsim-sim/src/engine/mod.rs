@@ -229,7 +229,10 @@ const _: () = assert!(std::mem::offset_of!(Wire, in_flight) == 64);
 #[repr(C, align(64))]
 struct SwitchPort {
     switch: u32,
-    local: u32,
+    local: u16,
+    /// The queues held packets but none they could send, as the pause clock last heard: kept in this line so
+    /// that a push or a pop that leaves it unchanged does not read the clock's.
+    blocked: bool,
     queues: PortQueues,
     /// When the port's scheme timer is due (`Time::MAX`: none pending).
     timer_at: Time,
@@ -600,7 +603,14 @@ impl Shard {
                         Scheduler::Srf => queues.with_srf(),
                     },
                     switch: s,
-                    local: local as u32,
+                    local: u16::try_from(local).map_err(|_| {
+                        format!(
+                            "switch {} has more than {} ports, the engine's limit",
+                            NodeId::from_idx(i),
+                            u16::MAX
+                        )
+                    })?,
+                    blocked: false,
                     red_rng: rng::stream(params.seed, Stream::Port(p.0)),
                     pause: pause::PauseClock::new(total_q),
                     timer_at: Time::MAX,

@@ -407,7 +407,7 @@ impl Shard {
     pub(super) fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8) {
         self.push_admitted(e, queue);
         let pm = self.packets.get_mut(e.pkt);
-        pm.in_port = self.sw_ports[e.in_sp as usize].local as u16;
+        pm.in_port = self.sw_ports[e.in_sp as usize].local;
         pm.hop_flags = hop_flags;
         self.pause_changed(e.out_sp);
     }
@@ -417,7 +417,10 @@ impl Shard {
     pub(super) fn pause_changed(&mut self, sp: u32) {
         let out = &mut self.sw_ports[sp as usize];
         let blocked = !out.queues.is_empty() && !out.queues.has_ready();
-        out.pause.set_blocked(blocked, self.now);
+        if blocked != out.blocked {
+            out.blocked = blocked;
+            out.pause.set_blocked(blocked, self.now);
+        }
     }
 
     /// Starts the watchdog, which reports every queue paused longer than `bound` (once per pause): its first

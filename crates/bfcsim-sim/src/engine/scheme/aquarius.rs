@@ -147,7 +147,7 @@ impl SchemeSide for Aquarius {
                 let class = sh.flows[flow as usize].spec.class;
                 let queues = sh.class_queues(class);
                 let out = &sh.sw_ports[sp as usize];
-                let (s, local) = (out.switch as usize, out.local as u16);
+                let (s, local) = (out.switch as usize, out.local);
                 // The frame handlers read queue lengths and pause states only, never N_active's level.
                 let view = Egress {
                     queues: &out.queues,
@@ -221,8 +221,8 @@ impl Shard {
         let level = self.class_level(e.p.class);
         let arrival = Arrival {
             now: self.now,
-            in_port: self.sw_ports[e.in_sp as usize].local as u16,
-            out_port: self.sw_ports[e.out_sp as usize].local as u16,
+            in_port: self.sw_ports[e.in_sp as usize].local,
+            out_port: self.sw_ports[e.out_sp as usize].local,
             hash: e.p.hash,
             flow: e.p.flow.0,
             upstream_q: e.p.upstream_q,
@@ -236,7 +236,7 @@ impl Shard {
     /// `upstreamQ` for the next hop.
     fn aquarius_dequeue(&mut self, sp: u32, pkt: PacketId, queue: usize) {
         let port = &self.sw_ports[sp as usize];
-        let (s, local) = (port.switch as usize, port.local as u16);
+        let (s, local) = (port.switch as usize, port.local);
         let p = self.packets.get_mut(pkt);
         let d = Departure {
             out_port: local,

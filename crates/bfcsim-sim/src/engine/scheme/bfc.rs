@@ -52,26 +52,36 @@ impl EgressView for Egress<'_> {
     }
 }
 
-/// One switch's (ingress, egress) pairs whose backpressure is elided (App. B), bit `in × ports + out`.
+/// One switch's (ingress, egress) pairs whose backpressure is elided (App. B), bit `in × ports + out`; no bits
+/// at all where none is, as at every switch of an up-down routed Clos, so that the packets there read nothing.
 struct ElidedPairs {
     ports: usize,
-    bits: Vec<u64>,
+    bits: Box<[u64]>,
 }
 
 impl ElidedPairs {
     fn new(ports: usize, pairs: &[(u16, u16)]) -> ElidedPairs {
+        if pairs.is_empty() {
+            return ElidedPairs {
+                ports,
+                bits: Box::default(),
+            };
+        }
         let mut bits = vec![0u64; (ports * ports).div_ceil(64)];
         for &(i, e) in pairs {
             let bit = i as usize * ports + e as usize;
             bits[bit / 64] |= 1 << (bit % 64);
         }
-        ElidedPairs { ports, bits }
+        ElidedPairs {
+            ports,
+            bits: bits.into_boxed_slice(),
+        }
     }
 
     #[inline]
-    fn has(&self, ingress: u32, egress: u32) -> bool {
+    fn has(&self, ingress: u16, egress: u16) -> bool {
         let bit = ingress as usize * self.ports + egress as usize;
-        self.bits[bit / 64] >> (bit % 64) & 1 == 1
+        !self.bits.is_empty() && self.bits[bit / 64] >> (bit % 64) & 1 == 1
     }
 }
 
@@ -264,7 +274,7 @@ impl SchemeSide for Bfc {
             unreachable!("refreshes are scheduled for switch ports")
         };
         let sp_ref = &sh.sw_ports[sp as usize];
-        let (s, local) = (sp_ref.switch as usize, sp_ref.local as u16);
+        let (s, local) = (sp_ref.switch as usize, sp_ref.local);
         // A borrow of the scheme field alone (not `me_ref`, which borrows the shard), so that the bitmap can be
         // copied into `sh.hop` straight from the pause counter.
         let Scheme::Bfc(b) = &sh.scheme else {
@@ -321,8 +331,8 @@ impl Shard {
         };
         let arrival = Arrival {
             now: self.now,
-            in_port: in_local as u16,
-            out_port: out_local as u16,
+            in_port: in_local,
+            out_port: out_local,
             hash: p.hash,
             flow: p.flow.0,
             upstream_q: p.upstream_q,
@@ -344,8 +354,8 @@ impl Shard {
     fn bfc_undo(&mut self, e: &Entry, en: &Enqueued) {
         let d = Departure {
             now: self.now,
-            in_port: self.sw_ports[e.in_sp as usize].local as u16,
-            out_port: self.sw_ports[e.out_sp as usize].local as u16,
+            in_port: self.sw_ports[e.in_sp as usize].local,
+            out_port: self.sw_ports[e.out_sp as usize].local,
             hash: e.p.hash,
             flow: e.p.flow.0,
             upstream_q: e.p.upstream_q,
@@ -368,7 +378,7 @@ impl Shard {
         let d = Departure {
             now: self.now,
             in_port: p.in_port,
-            out_port: port.local as u16,
+            out_port: port.local,
             hash: p.hash,
             flow: p.flow.0,
             upstream_q: p.upstream_q,

@@ -96,7 +96,7 @@ impl SchemeSide for Pfc {
         let charge = sh.pfc_admit(e.s, e.in_sp, out_local, queue, &e.p)?;
         sh.hold_charge(e.pkt, charge);
         sh.push_admitted(e, queue);
-        sh.packets.get_mut(e.pkt).in_port = sh.sw_ports[e.in_sp as usize].local as u16;
+        sh.packets.get_mut(e.pkt).in_port = sh.sw_ports[e.in_sp as usize].local;
         sh.pause_changed(e.out_sp);
         Ok(())
     }
@@ -236,7 +236,11 @@ impl Shard {
         let (node, local, node_type) = match owner {
             Owner::Switch(sp) => {
                 let sp = &self.sw_ports[sp as usize];
-                (self.switch_keys[sp.switch as usize].node, sp.local, 1)
+                (
+                    self.switch_keys[sp.switch as usize].node,
+                    sp.local as u32,
+                    1,
+                )
             }
             Owner::Host(h) => (self.topo.hosts[h as usize], 0, 0),
         };
