@@ -26,9 +26,7 @@ use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
 
-use crate::engine::{
-    Counters, HopStats, Ownership, Parcel, QueueState, Shard, SimParams, take_all,
-};
+use crate::engine::{Counters, HopStats, Mail, Ownership, QueueState, Shard, SimParams};
 
 /// A simulation of one topology, one flow list and one configuration, on one thread or several.
 pub struct Sim {
@@ -181,7 +179,7 @@ impl Sim {
                 let over = &over;
                 let mut work = move || {
                     let _guard = FailGuard(&board.failed);
-                    let (mut t0, mut round, mut inbox) = (first, 0usize, Vec::new());
+                    let (mut t0, mut round, mut inbox) = (first, 0usize, Mail::default());
                     while t0 <= limit {
                         // No lookahead (one shard only): one window up to the limit.
                         let end = match lookahead {
@@ -195,11 +193,11 @@ impl Sim {
                             for to in 0..n {
                                 shard.take_outbox(to, &mut post.parcels[to]);
                             }
-                            post.sent = post.parcels.iter().map(Vec::len).sum();
+                            post.sent = post.parcels.iter().map(|m| m.parcels().len()).sum();
                             post.next = post
                                 .parcels
                                 .iter()
-                                .flatten()
+                                .flat_map(Mail::parcels)
                                 .map(|p| p.arrive)
                                 .fold(shard.next_event(), Time::min);
                             post.done = shard.flows_done();
@@ -209,7 +207,7 @@ impl Sim {
                         let (mut next, mut done, mut idle) = (Time::MAX, 0, true);
                         for slot in slots {
                             let mut post = slot.lock().expect("no shard panicked");
-                            take_all(&mut post.parcels[me], &mut inbox);
+                            inbox.take_all(&mut post.parcels[me]);
                             next = next.min(post.next);
                             done += post.done;
                             idle &= post.idle && post.sent == 0;
@@ -629,7 +627,7 @@ struct Board {
 #[derive(Default)]
 struct Slot {
     /// Parcels by destination shard (each destination drains its own).
-    parcels: Vec<Vec<Parcel>>,
+    parcels: Vec<Mail>,
     /// Parcels posted in all (read-only once posted, unlike `parcels`).
     sent: usize,
     /// The earliest of the shard's pending events and of its parcels' arrivals.
@@ -644,7 +642,7 @@ impl Board {
     fn new(n: usize) -> Board {
         let slot = || {
             Mutex::new(Slot {
-                parcels: (0..n).map(|_| Vec::new()).collect(),
+                parcels: (0..n).map(|_| Mail::default()).collect(),
                 next: Time::MAX,
                 ..Slot::default()
             })
