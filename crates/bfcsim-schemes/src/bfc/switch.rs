@@ -88,9 +88,14 @@ pub struct Departure {
     pub counted: bool,
 }
 
-/// Counts for BFC's metrics (issue: collisions, pause frames).
+/// Counts for BFC's metrics (issue: collisions, pause frames). In `repr(C)` order, the two that packets add to
+/// most first, where they share a line with the end of what an enqueue reads ([`BfcSwitch`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct BfcStats {
+    /// Headers recirculated from the egress to the ingress pipeline to run the dequeue operations there (§4):
+    /// one per departing packet that updated the flow table, which App. A.8's sampling makes a fraction.
+    pub recirculations: u64,
     /// Queue assignments made (a flow-table entry got a queue anew).
     pub assignments: u64,
     /// Assignments that found no empty queue and took an occupied one: a new flow shares a queue (§3.3.1).
@@ -101,18 +106,15 @@ pub struct BfcStats {
     pub pauses: u64,
     /// RESUMEs generated (counter 1 → 0).
     pub resumes: u64,
-    /// Headers recirculated from the egress to the ingress pipeline to run the dequeue operations there (§4):
-    /// one per departing packet that updated the flow table, which App. A.8's sampling makes a fraction.
-    pub recirculations: u64,
 }
 
 bfcsim_core::add_fields!(BfcStats {
+    recirculations,
     assignments,
     queue_collisions,
     index_collisions,
     pauses,
     resumes,
-    recirculations,
 });
 
 /// A flow-table entry as the switch keeps it: §3.3.1's fields and, for counting index collisions (simulation
@@ -145,33 +147,46 @@ impl Slot for Tracked {
 }
 
 /// The BFC state of one switch.
+///
+/// Laid out by use, in `repr(C)` order from a line's start: what every enqueue reads (the configuration it
+/// checks, the flow table's header, the threshold table and the upstream spans) fills the first two lines and
+/// the start of the third, where the counts every dequeue and assignment add to follow; the rest is read on
+/// the paths that need it. Left to the compiler, the 328 bytes put what one packet reads on five or six
+/// lines, each a miss on the 1024-host tree, whose 320 switches' state does not stay in a core's cache.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct BfcSwitch {
-    assignment: Assignment,
+    // ---- every enqueue
+    sticky: Time,
+    sampling: f64,
     /// [`BfcConfig::pause_min_packets`], resolved.
     pause_min_packets: u32,
     /// [`BfcConfig::threshold_counts_arrival`], resolved.
     counts_arrival: bool,
-    factor: f64,
     backpressure: bool,
     incast_label: bool,
-    sampling: f64,
-    hrtt: Time,
+    assignment: Assignment,
+    table: FlowTable<Tracked>,
     /// The last egress rate seen on enqueue and its threshold for each N_active up to the queues of a port
     /// (index 0 as 1): a switch's ports share one or two rates, and HRTT · μ's 128-bit division and the
     /// share's floating-point one were 40 instructions at every packet.
     thresholds: Option<(Rate, Vec<u64>)>,
-    /// Data queues per port: the largest N_active.
-    queues_per_port: usize,
-    sticky: Time,
-    table: FlowTable<Tracked>,
-    counter: PauseCounter,
     /// Per ingress port, one more than the largest `upstreamQ` seen: the pause-counter entries that ingress
     /// needs (§3.3.2), for the hardware budget.
     upstream_span: Vec<u32>,
-    rng: Rng,
+    // ---- every dequeue and queue assignment
     stats: BfcStats,
+    // ---- the paths that need them
+    counter: PauseCounter,
+    rng: Rng,
+    factor: f64,
+    hrtt: Time,
+    /// Data queues per port: the largest N_active.
+    queues_per_port: usize,
 }
+
+// What every enqueue reads ends in the third line, where the counts start.
+const _: () = assert!(std::mem::offset_of!(BfcSwitch, stats) <= 160);
 
 impl BfcSwitch {
     /// The state of a switch with `ports` ports of `queues_per_port` data queues each, whose largest ingress
