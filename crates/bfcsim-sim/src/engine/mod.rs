@@ -1055,10 +1055,10 @@ impl Shard {
         } else {
             u32::MAX
         };
+        let to = self.wires[port.idx()].remote as usize;
         let extra = if packet.kind == PacketKind::Refresh {
             ParcelExtra::Map(self.hop.take_map(packet.seq as u32))
         } else if self.rate.int {
-            let to = self.wires[port.idx()].remote as usize;
             let stacks = &mut self.outbox[to].stacks;
             stacks.push(
                 self.rate
@@ -1072,7 +1072,6 @@ impl Shard {
             ParcelExtra::None
         };
         self.packets.free(pkt);
-        let to = self.wires[port.idx()].remote as usize;
         self.outbox[to].parcels.push(Parcel {
             arrive,
             port,
