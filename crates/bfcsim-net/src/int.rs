@@ -48,9 +48,9 @@ impl IntHop {
 /// and copied by its stored hops alone); nothing reads them, and equality and `Debug` look at the stored hops
 /// only.
 ///
-/// Laid out in whole cache lines, the count first: a stack of up to two hops is one line, of up to four two
-/// (a path through three switches, the most common in a fat tree, is two), where the count at the end of an
-/// unaligned stack made most stamps touch a line of their own besides the hop's.
+/// Laid out in whole cache lines, the count first: a stack of one hop is one line, of up to three (a path
+/// through three switches, the most common in a fat tree) two, where the count at the end of an unaligned
+/// stack made most stamps touch a line of their own besides the hop's.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 pub struct IntStack {
