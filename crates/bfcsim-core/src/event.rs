@@ -140,13 +140,14 @@ impl<E: EventBits> EventQueue<E> {
     /// switch's receive path out of the event loop (+1.8%).
     #[inline(always)]
     pub fn push(&mut self, time: Time, event: E) {
-        let bits = event.to_bits();
+        // The mask has 24 bits: the masked event fits them exactly when the event does.
+        let masked = Self::order_at(time, event);
         assert!(
-            bits < 1 << EVENT_BITS,
+            masked < 1 << EVENT_BITS,
             "event does not fit in {EVENT_BITS} bits"
         );
         self.pushed += 1;
-        self.insert(time, (bits ^ tie_mask(time)) as u64);
+        self.insert(time, masked as u64);
     }
 
     /// Puts the masked event `masked` at `time` in its bucket, or in the far heap beyond the window.
