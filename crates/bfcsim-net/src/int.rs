@@ -115,6 +115,24 @@ impl IntStack {
         self.pushed = other.pushed;
     }
 
+    /// Appends the stored hops to `out` and returns the count of hops pushed, which with them is the whole
+    /// stack ([`IntStack::unpack`]): a stack crossing to another thread travels as its hops alone, a third of
+    /// its size on a path of two switches.
+    #[inline]
+    pub fn pack_into(&self, out: &mut Vec<IntHop>) -> u8 {
+        out.extend_from_slice(self.hops());
+        self.pushed
+    }
+
+    /// Makes this stack the one [`IntStack::pack_into`] packed, from the count it returned and the packed
+    /// hops (`hops` starts where they start).
+    #[inline]
+    pub fn unpack(&mut self, hops: &[IntHop], pushed: u8) {
+        let n = (pushed as usize).min(MAX_HOPS);
+        self.hops[..n].copy_from_slice(&hops[..n]);
+        self.pushed = pushed;
+    }
+
     /// Appends a hop. Past [`MAX_HOPS`] the hop is not stored and the stack is marked as overflowed
     /// ([`IntStack::overflowed`]); returns whether the hop was stored.
     #[inline]
@@ -208,6 +226,35 @@ mod tests {
         ack.copy_from(&six);
         assert!(ack.overflowed());
         assert_eq!(ack, six);
+    }
+
+    #[test]
+    fn a_packed_stack_unpacks_to_itself() {
+        let mut packed = Vec::new();
+        let stacks: Vec<IntStack> = [0, 2, 6]
+            .iter()
+            .map(|&n| {
+                let mut s = IntStack::EMPTY;
+                (0..n).for_each(|i| {
+                    s.push(hop(i));
+                });
+                s
+            })
+            .collect();
+        let counts: Vec<(usize, u8)> = stacks
+            .iter()
+            .map(|s| (packed.len(), s.pack_into(&mut packed)))
+            .collect();
+        assert_eq!(packed.len(), 2 + MAX_HOPS, "only the stored hops travel");
+        for (s, &(first, pushed)) in stacks.iter().zip(&counts) {
+            let mut out = IntStack::EMPTY;
+            (0..4).for_each(|i| {
+                out.push(hop(10 + i));
+            });
+            out.unpack(&packed[first..], pushed);
+            assert_eq!(&out, s);
+            assert_eq!(out.overflowed(), s.overflowed());
+        }
     }
 
     #[test]

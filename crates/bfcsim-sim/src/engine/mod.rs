@@ -33,7 +33,7 @@ use bfcsim_core::{
     Slots, Time,
 };
 use bfcsim_net::ecn::{MarkPoint, PoolMarking, SinceMark};
-use bfcsim_net::int::IntStack;
+use bfcsim_net::int::{IntHop, IntStack};
 use bfcsim_net::mmu::{Charge, DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
 use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
@@ -150,32 +150,38 @@ pub(crate) struct Parcel {
 /// State kept beside a packet in side tables of the sending shard.
 pub(crate) enum ParcelExtra {
     None,
-    /// HPCC's INT records: their index among the stacks of the [`Mail`] the parcel travels in. Each parcel
-    /// once boxed its own, a 64-byte-aligned allocation in one thread freed in another, which under two
-    /// threads made allocation a tenth of an HPCC run's time.
-    Int(u32),
+    /// HPCC's INT records: where their stored hops start among the hops of the [`Mail`] the parcel travels
+    /// in, and how many hops were pushed ([`IntStack::pack_into`]). Each parcel once boxed its whole stack, a
+    /// 64-byte-aligned allocation in one thread freed in another, which under two threads made allocation a
+    /// tenth of an HPCC run's time. Whole stacks in the mail (192 bytes a parcel) then grew each vector that
+    /// circulates between shards to a busy window's worth: 22 MB more at the peak of 300 µs on the 1024-host
+    /// tree. Packed, a path of two switches takes 64 bytes.
+    Int {
+        first: u32,
+        pushed: u8,
+    },
     /// A BFC refresh frame's bitmap of paused queues.
     Map(Vec<u64>),
 }
 
-/// Parcels for one shard, with the INT stacks they carry.
+/// Parcels for one shard, with the INT hops they carry.
 #[derive(Default)]
 pub(crate) struct Mail {
     parcels: Vec<Parcel>,
-    stacks: Vec<IntStack>,
+    hops: Vec<IntHop>,
 }
 
 impl Mail {
     /// Moves everything in `from` to the end of this mail (by swapping the vectors when this one is empty, so
-    /// that their capacities circulate), the moved parcels' stack indices shifted past this mail's stacks.
+    /// that their capacities circulate), the moved parcels' INT indices shifted past this mail's hops.
     pub(crate) fn take_all(&mut self, from: &mut Mail) {
-        let (base, first) = (self.stacks.len() as u32, self.parcels.len());
+        let (base, moved) = (self.hops.len() as u32, self.parcels.len());
         take_all(&mut from.parcels, &mut self.parcels);
-        take_all(&mut from.stacks, &mut self.stacks);
+        take_all(&mut from.hops, &mut self.hops);
         if base > 0 {
-            for p in &mut self.parcels[first..] {
-                if let ParcelExtra::Int(i) = &mut p.extra {
-                    *i += base;
+            for p in &mut self.parcels[moved..] {
+                if let ParcelExtra::Int { first, .. } = &mut p.extra {
+                    *first += base;
                 }
             }
         }
@@ -959,11 +965,11 @@ impl Shard {
             let id = self.packets.alloc(packet);
             match extra {
                 ParcelExtra::None => {}
-                ParcelExtra::Int(i) => {
+                ParcelExtra::Int { first, pushed } => {
                     if id.idx() >= self.rate.stacks.len() {
                         self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
                     }
-                    self.rate.stacks[id.idx()].copy_from(&mail.stacks[i as usize]);
+                    self.rate.stacks[id.idx()].unpack(&mail.hops[first as usize..], pushed);
                 }
                 ParcelExtra::Map(map) => {
                     let index = self.hop.store_map(&map);
@@ -976,7 +982,7 @@ impl Shard {
             }
             w.in_flight.push_back((arrive, id));
         }
-        mail.stacks.clear();
+        mail.hops.clear();
     }
 
     /// Packets and bytes this shard holds (NICs, queues, wires and its outbox), for the conservation check.
@@ -1059,15 +1065,13 @@ impl Shard {
         let extra = if packet.kind == PacketKind::Refresh {
             ParcelExtra::Map(self.hop.take_map(packet.seq as u32))
         } else if self.rate.int {
-            let stacks = &mut self.outbox[to].stacks;
-            stacks.push(
-                self.rate
-                    .stacks
-                    .get(pkt.idx())
-                    .copied()
-                    .unwrap_or(IntStack::EMPTY),
-            );
-            ParcelExtra::Int(stacks.len() as u32 - 1)
+            let hops = &mut self.outbox[to].hops;
+            let first = hops.len() as u32;
+            let stack = self.rate.stacks.get(pkt.idx()).unwrap_or(&IntStack::EMPTY);
+            ParcelExtra::Int {
+                first,
+                pushed: stack.pack_into(hops),
+            }
         } else {
             ParcelExtra::None
         };
