@@ -55,15 +55,6 @@ impl<T> Slots<T> {
     pub fn release(&mut self, i: u32) {
         self.free.push(i);
     }
-
-    /// Frees slot `i` and returns its item, leaving a default in its place.
-    pub fn take(&mut self, i: u32) -> T
-    where
-        T: Default,
-    {
-        self.free.push(i);
-        std::mem::take(&mut self.items[i as usize])
-    }
 }
 
 impl<T> Index<usize> for Slots<T> {
@@ -106,7 +97,7 @@ mod tests {
         let c = s.insert("c");
         assert_eq!((a, b, c), (0, 1, 0));
         assert_eq!((s[0], s[1]), ("c", "b"));
-        assert_eq!(s.take(1), "b");
+        s.release(b);
         assert_eq!(s.insert("d"), 1);
     }
 }

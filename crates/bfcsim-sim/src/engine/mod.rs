@@ -160,28 +160,38 @@ pub(crate) enum ParcelExtra {
         first: u32,
         pushed: u8,
     },
-    /// A BFC refresh frame's bitmap of paused queues.
-    Map(Vec<u64>),
+    /// A BFC refresh frame's bitmap of paused queues: where its words start among the words of the
+    /// [`Mail`] the parcel travels in, and how many there are. Each parcel once moved its own vector, allocated
+    /// in one thread and freed in the other.
+    Map {
+        first: u32,
+        len: u32,
+    },
 }
 
-/// Parcels for one shard, with the INT hops they carry.
+/// Parcels for one shard, with the INT hops and refresh bitmaps they carry.
 #[derive(Default)]
 pub(crate) struct Mail {
     parcels: Vec<Parcel>,
     hops: Vec<IntHop>,
+    words: Vec<u64>,
 }
 
 impl Mail {
     /// Moves everything in `from` to the end of this mail (by swapping the vectors when this one is empty, so
-    /// that their capacities circulate), the moved parcels' INT indices shifted past this mail's hops.
+    /// that their capacities circulate), the moved parcels' indices shifted past this mail's hops and words.
     pub(crate) fn take_all(&mut self, from: &mut Mail) {
-        let (base, moved) = (self.hops.len() as u32, self.parcels.len());
+        let (hops, words) = (self.hops.len() as u32, self.words.len() as u32);
+        let moved = self.parcels.len();
         take_all(&mut from.parcels, &mut self.parcels);
         take_all(&mut from.hops, &mut self.hops);
-        if base > 0 {
+        take_all(&mut from.words, &mut self.words);
+        if hops > 0 || words > 0 {
             for p in &mut self.parcels[moved..] {
-                if let ParcelExtra::Int { first, .. } = &mut p.extra {
-                    *first += base;
+                match &mut p.extra {
+                    ParcelExtra::Int { first, .. } => *first += hops,
+                    ParcelExtra::Map { first, .. } => *first += words,
+                    ParcelExtra::None => {}
                 }
             }
         }
@@ -971,8 +981,10 @@ impl Shard {
                     }
                     self.rate.stacks[id.idx()].unpack(&mail.hops[first as usize..], pushed);
                 }
-                ParcelExtra::Map(map) => {
-                    let index = self.hop.store_map(&map);
+                ParcelExtra::Map { first, len } => {
+                    let index = self
+                        .hop
+                        .store_map(&mail.words[first as usize..][..len as usize]);
                     self.packets.get_mut(id).seq = index as u64;
                 }
             }
@@ -983,6 +995,7 @@ impl Shard {
             w.in_flight.push_back((arrive, id));
         }
         mail.hops.clear();
+        mail.words.clear();
     }
 
     /// Packets and bytes this shard holds (NICs, queues, wires and its outbox), for the conservation check.
@@ -1063,7 +1076,14 @@ impl Shard {
         };
         let to = self.wires[port.idx()].remote as usize;
         let extra = if packet.kind == PacketKind::Refresh {
-            ParcelExtra::Map(self.hop.take_map(packet.seq as u32))
+            let words = &mut self.outbox[to].words;
+            let first = words.len() as u32;
+            words.extend_from_slice(self.hop.map(packet.seq as u32));
+            self.hop.release_map(packet.seq as u32);
+            ParcelExtra::Map {
+                first,
+                len: words.len() as u32 - first,
+            }
         } else if self.rate.int {
             let hops = &mut self.outbox[to].hops;
             let first = hops.len() as u32;

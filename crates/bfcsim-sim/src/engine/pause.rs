@@ -254,11 +254,6 @@ impl HopState {
     pub(super) fn release_map(&mut self, index: u32) {
         self.maps.release(index);
     }
-
-    /// Takes the bitmap stored at `index` out, for a frame crossing to another shard.
-    pub(super) fn take_map(&mut self, index: u32) -> Vec<u64> {
-        self.maps.take(index)
-    }
 }
 
 impl Shard {
