@@ -41,7 +41,7 @@ pub struct Sim {
     board: Board,
     /// The threads that run every shard but the last (the caller's thread runs that one), none for one shard.
     /// They live as long as the run: a thread started for each slice (the runner samples the switches every
-    /// few microseconds) cost about 60 µs, 2-4% of a two-thread run's loop.
+    /// few microseconds) cost about 65 µs, 2-4% of a two-thread run's loop.
     workers: Option<rayon::ThreadPool>,
 }
 
@@ -193,6 +193,15 @@ impl Sim {
         let me_last = rest.len();
         match &self.workers {
             None => rounds.run(me_last, last),
+            // On a worker of another rayon pool (a sweep's), the scope's wait for the pool's shards would run
+            // that pool's other jobs meanwhile, whole simulations nested inside this one's slice: there, each
+            // slice starts its threads as before.
+            Some(_) if rayon::current_thread_index().is_some() => std::thread::scope(|scope| {
+                for (me, shard) in rest.iter_mut().enumerate() {
+                    scope.spawn(move || rounds.run(me, shard));
+                }
+                rounds.run(me_last, last);
+            }),
             Some(pool) => pool.in_place_scope(|scope| {
                 for (me, shard) in rest.iter_mut().enumerate() {
                     scope.spawn(move |_| rounds.run(me, shard));

@@ -61,6 +61,28 @@ fn dctcp_on_clos128() {
     same_outputs("clos128-google-dctcp.toml", &["workload.duration=300us"]);
 }
 
+/// A split run on a worker of a rayon pool, as in a sweep (`bfcsim::store`), where its shards' threads start
+/// with each slice rather than wait in the run's own pool: same outputs.
+#[test]
+fn a_split_run_on_a_sweeps_worker() {
+    let tmp = TempDir::new("threads-sweep");
+    let set = ["workload.duration=100us"];
+    let (one, two) = (tmp.join("one"), tmp.join("two"));
+    run("clos128-google-dctcp.toml", &set, 1, &one);
+    let sweep = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let threads = sweep.install(|| run("clos128-google-dctcp.toml", &set, 2, &two));
+    assert_eq!(threads, 2);
+    for file in ["fct.csv", "summary.json"] {
+        assert!(
+            std::fs::read(one.join(file)).unwrap() == std::fs::read(two.join(file)).unwrap(),
+            "{file} differs"
+        );
+    }
+}
+
 #[test]
 fn bfc_with_incast_and_lost_frames() {
     same_outputs(
