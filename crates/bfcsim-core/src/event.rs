@@ -48,8 +48,8 @@ const INLINE: usize = 7;
 /// How many buckets ahead of the window's start [`EventQueue::advance`] asks for.
 const PREFETCH_AHEAD: u64 = 4;
 /// How many buckets ahead of the window's start [`EventQueue::pop_until_ahead`] shows the events of, each time
-/// the window moves: the line [`PREFETCH_AHEAD`] asked for is in by then, and the events are still a few pops
-/// away.
+/// the window moves: where the window stopped two buckets earlier, [`PREFETCH_AHEAD`] asked for that line then,
+/// and the events are still a few pops away.
 const SHOW_AHEAD: u64 = 2;
 /// The widest slot: its time offsets and the event bits fill a `u64` key.
 const MAX_SHIFT: u32 = 64 - EVENT_BITS;
@@ -310,7 +310,8 @@ impl<E: EventBits> EventQueue<E> {
     }
 
     /// Shows `ahead` the events of absolute slot `slot` held in its bucket's line. Out of line but for the
-    /// test of an empty bucket: inlined, its loop took registers from the whole event loop (+6% instructions).
+    /// test of an empty bucket: inlined, its loop took registers from the whole event loop (41 M instructions
+    /// more than out of line on CLOS-128's DCTCP at 1 ms, of the 269 M the engine's prefetch costs there).
     #[inline]
     fn show(&self, slot: u64, ahead: impl FnMut(E)) {
         let b = (slot % BUCKETS as u64) as usize;
