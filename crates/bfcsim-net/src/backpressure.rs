@@ -7,42 +7,14 @@
 //!
 //! Hosts never appear as nodes: NICs always drain (§5), so no cycle passes through one.
 
-use std::collections::BTreeSet;
+use bfcsim_core::{NodeId, PortId};
 
 use crate::routing::Routes;
 use crate::topology::{NodeKind, Topology};
 
 /// For each node (by index), the (ingress, egress) local port pairs on which backpressure is elided.
 pub fn elided_pairs(topo: &Topology, routes: &Routes) -> Vec<Vec<(u16, u16)>> {
-    let is_switch = |n: usize| topo.nodes[n].kind == NodeKind::Switch;
-    // Edges of the backpressure graph, from each egress port (by port index) with the (switch node, ingress
-    // local, egress local) pair that creates it. A set per port: every destination host finds most edges again
-    // (on a 1024-host fat tree, a list of every find held 230 MB before its duplicates were removed).
-    let mut found: Vec<BTreeSet<(usize, usize, u16, u16)>> =
-        vec![BTreeSet::new(); topo.ports.len()];
-    for d in 0..topo.hosts.len() as u32 {
-        for (s, node) in topo.nodes.iter().enumerate() {
-            if !is_switch(s) {
-                continue;
-            }
-            let outs = routes.next_hops(topo.ports[node.ports[0].idx()].node, d);
-            for (i_local, &i) in node.ports.iter().enumerate() {
-                let up = topo.ports[i.idx()].peer; // the upstream's port facing this switch
-                let u = topo.ports[up.idx()].node;
-                if !is_switch(u.idx()) || !routes.next_hops(u, d).contains(&up) {
-                    continue;
-                }
-                for &e in outs {
-                    let e_local = topo.ports[e.idx()].local;
-                    found[e.idx()].insert((up.idx(), s, i_local as u16, e_local as u16));
-                }
-            }
-        }
-    }
-    let edges: Vec<Vec<(usize, usize, u16, u16)>> = found
-        .into_iter()
-        .map(|set| set.into_iter().collect())
-        .collect();
+    let edges = backpressure_edges(topo, routes);
     // Iterative depth-first search in port order; an edge into a node still on the stack closes a cycle.
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
@@ -82,10 +54,84 @@ pub fn elided_pairs(topo: &Topology, routes: &Routes) -> Vec<Vec<(u16, u16)>> {
     elided
 }
 
+/// The backpressure graph's edges from each egress port (by port index), each as the (upstream port, switch
+/// node, ingress local, egress local) that creates it, sorted. An edge is one (ingress, egress) pair of a switch
+/// that some destination's route takes from a switch upstream, so a bit matrix of pairs per switch gathers them
+/// (every destination finds most pairs again). On a 1024-host fat tree, sets of edges and a search of the
+/// upstream's next hops per ingress took 1.39 G instructions (9% of a 300 µs BFC run); this takes 0.29 G.
+fn backpressure_edges(topo: &Topology, routes: &Routes) -> Vec<Vec<(usize, usize, u16, u16)>> {
+    let is_switch = |n: usize| topo.nodes[n].kind == NodeKind::Switch;
+    // Per node, bit `i × ports + e` when pair (ingress i, egress e) carries some destination's packets from a
+    // switch upstream.
+    let mut pairs: Vec<Vec<u64>> = topo
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(n, node)| match is_switch(n) {
+            true => vec![0; (node.ports.len() * node.ports.len()).div_ceil(64)],
+            false => Vec::new(),
+        })
+        .collect();
+    // The switches' ingress ports fed by a switch: (switch, ingress local, the upstream's port).
+    let fed: Vec<(usize, usize, PortId)> = (0..topo.nodes.len())
+        .filter(|&s| is_switch(s))
+        .flat_map(|s| {
+            topo.nodes[s]
+                .ports
+                .iter()
+                .enumerate()
+                .map(move |(i, &p)| (s, i, p))
+        })
+        .map(|(s, i, p)| (s, i, topo.ports[p.idx()].peer))
+        .filter(|&(_, _, up)| is_switch(topo.ports[up.idx()].node.idx()))
+        .collect();
+    let switches: Vec<NodeId> = (0..topo.nodes.len())
+        .filter(|&s| is_switch(s))
+        .map(|s| NodeId(s as u32))
+        .collect();
+    // Per port, the last destination whose route from the port's switch takes it (plus one; 0: none yet).
+    let mut routed = vec![0u32; topo.ports.len()];
+    for d in 0..topo.hosts.len() as u32 {
+        for &u in &switches {
+            for &p in routes.next_hops(u, d) {
+                routed[p.idx()] = d + 1;
+            }
+        }
+        for &(s, i_local, up) in &fed {
+            if routed[up.idx()] != d + 1 {
+                continue;
+            }
+            let n = topo.nodes[s].ports.len();
+            for &e in routes.next_hops(NodeId(s as u32), d) {
+                let bit = i_local * n + topo.ports[e.idx()].local as usize;
+                pairs[s][bit / 64] |= 1 << (bit % 64);
+            }
+        }
+    }
+    let mut edges = vec![Vec::new(); topo.ports.len()];
+    for (s, bits) in pairs.iter().enumerate() {
+        let ports = &topo.nodes[s].ports;
+        for (w, &word) in bits.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let bit = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let (i_local, e_local) = (bit / ports.len(), bit % ports.len());
+                let up = topo.ports[ports[i_local].idx()].peer;
+                edges[ports[e_local].idx()].push((up.idx(), s, i_local as u16, e_local as u16));
+            }
+        }
+    }
+    for list in &mut edges {
+        list.sort_unstable();
+    }
+    edges
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{Build, LeafSpine};
+    use crate::build::{Build, FatTree, LeafSpine};
     use bfcsim_core::{Rate, Time};
 
     #[test]
@@ -111,6 +157,48 @@ mod tests {
         }
         t.finish();
         t
+    }
+
+    /// The edges as sets of every destination's finds: the plain form of [`backpressure_edges`].
+    fn edges_by_sets(topo: &Topology, routes: &Routes) -> Vec<Vec<(usize, usize, u16, u16)>> {
+        let mut found = vec![std::collections::BTreeSet::new(); topo.ports.len()];
+        for d in 0..topo.hosts.len() as u32 {
+            for (s, node) in topo.nodes.iter().enumerate() {
+                if topo.nodes[s].kind != NodeKind::Switch {
+                    continue;
+                }
+                for (i_local, &i) in node.ports.iter().enumerate() {
+                    let up = topo.ports[i.idx()].peer;
+                    let u = topo.ports[up.idx()].node;
+                    if topo.nodes[u.idx()].kind != NodeKind::Switch
+                        || !routes.next_hops(u, d).contains(&up)
+                    {
+                        continue;
+                    }
+                    for &e in routes.next_hops(NodeId(s as u32), d) {
+                        let e_local = topo.ports[e.idx()].local;
+                        found[e.idx()].insert((up.idx(), s, i_local as u16, e_local as u16));
+                    }
+                }
+            }
+        }
+        found
+            .into_iter()
+            .map(|set| set.into_iter().collect())
+            .collect()
+    }
+
+    #[test]
+    fn edges_are_every_destinations_finds_in_order() {
+        let mut topos: Vec<Topology> = (3..9).map(ring).collect();
+        topos.push(LeafSpine::default().build().unwrap());
+        topos.push(FatTree::k_ary(4).build().unwrap());
+        for topo in &topos {
+            let routes = Routes::new(topo).unwrap();
+            let edges = backpressure_edges(topo, &routes);
+            assert!(edges.iter().any(|e| !e.is_empty()));
+            assert_eq!(edges, edges_by_sets(topo, &routes));
+        }
     }
 
     #[test]
