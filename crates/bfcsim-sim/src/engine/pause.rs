@@ -402,7 +402,7 @@ impl Shard {
     pub(super) fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8) {
         self.push_admitted(e, queue);
         let pm = self.packets.get_mut(e.pkt);
-        pm.in_port = self.sw_ports[e.in_sp as usize].local;
+        pm.in_port = e.in_local;
         pm.hop_flags = hop_flags;
         self.pause_changed(e.out_sp);
     }

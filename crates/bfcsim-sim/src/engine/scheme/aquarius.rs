@@ -221,7 +221,7 @@ impl Shard {
         let level = self.class_level(e.p.class);
         let arrival = Arrival {
             now: self.now,
-            in_port: self.sw_ports[e.in_sp as usize].local,
+            in_port: e.in_local,
             out_port: self.sw_ports[e.out_sp as usize].local,
             hash: e.p.hash,
             flow: e.p.flow.0,

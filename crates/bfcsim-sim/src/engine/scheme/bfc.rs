@@ -324,7 +324,7 @@ impl Shard {
         let p = &e.p;
         let queues = self.class_queues(p.class);
         let out = &self.sw_ports[e.out_sp as usize];
-        let (in_local, out_local) = (self.sw_ports[e.in_sp as usize].local, out.local);
+        let (in_local, out_local) = (e.in_local, out.local);
         let level = self.class_level(p.class);
         let Scheme::Bfc(b) = &mut self.scheme else {
             unreachable!("BFC runs")
@@ -354,7 +354,7 @@ impl Shard {
     fn bfc_undo(&mut self, e: &Entry, en: &Enqueued) {
         let d = Departure {
             now: self.now,
-            in_port: self.sw_ports[e.in_sp as usize].local,
+            in_port: e.in_local,
             out_port: self.sw_ports[e.out_sp as usize].local,
             hash: e.p.hash,
             flow: e.p.flow.0,

@@ -51,8 +51,8 @@ use super::*;
 pub(super) struct Entry {
     /// The switch (index into `Shard::switches`).
     pub s: usize,
-    /// The switch port it came in through (index into `Shard::sw_ports`).
-    pub in_sp: u32,
+    /// The switch's local number of the port it came in through.
+    pub in_local: u16,
     /// The switch port routing chose (index into `Shard::sw_ports`).
     pub out_sp: u32,
     /// That port's id.

@@ -93,10 +93,10 @@ impl SchemeSide for Pfc {
     fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
         let queue = sh.data_queue_for(e.p.class, e.p.hash);
         let out_local = sh.sw_ports[e.out_sp as usize].local as usize;
-        let charge = sh.pfc_admit(e.s, e.in_sp, out_local, queue, &e.p)?;
+        let charge = sh.pfc_admit(e.s, e.in_local as usize, out_local, queue, &e.p)?;
         sh.hold_charge(e.pkt, charge);
         sh.push_admitted(e, queue);
-        sh.packets.get_mut(e.pkt).in_port = sh.sw_ports[e.in_sp as usize].local;
+        sh.packets.get_mut(e.pkt).in_port = e.in_local;
         sh.pause_changed(e.out_sp);
         Ok(())
     }
@@ -167,18 +167,18 @@ impl Shard {
     }
 
     /// Admits packet `p` (data, or an ACK without `switch.ack_priority`), which entered switch `s` through
-    /// `in_sp`, into `queue` of local egress port `out`: steps 2–4 and 6 of [`bfcsim_net::pfc`]'s call order.
+    /// local port `in_local`, into `queue` of local egress port `out`: steps 2–4 and 6 of [`bfcsim_net::pfc`]'s
+    /// call order.
     #[inline(never)]
     fn pfc_admit(
         &mut self,
         s: usize,
-        in_sp: u32,
+        in_local: usize,
         out: usize,
         queue: usize,
         p: &Packet,
     ) -> Result<Charge, DropReason> {
         let prio = self.priority(p.class);
-        let in_local = self.sw_ports[in_sp as usize].local as usize;
         let size = p.size as u64;
         let Shard {
             switches, scheme, ..
