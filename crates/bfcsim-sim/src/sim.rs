@@ -26,7 +26,7 @@ use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
 
-use crate::engine::{Counters, HopStats, Mail, Ownership, QueueState, Shard, SimParams};
+use crate::engine::{Counters, FlowInfo, HopStats, Mail, Ownership, QueueState, Shard, SimParams};
 
 /// A simulation of one topology, one flow list and one configuration, on one thread or several.
 pub struct Sim {
@@ -83,6 +83,7 @@ impl Sim {
         let shards = Sim::shards_for(&topo, &params, lookahead, threads);
         let node_shard = partition(&topo, shards);
         let shared: std::sync::Arc<[u8]> = node_shard.clone().into();
+        let table = FlowInfo::table(&topo, flows)?;
         let mut built = Vec::with_capacity(shards as usize);
         for me in 0..shards {
             let own = Ownership {
@@ -93,7 +94,7 @@ impl Sim {
             built.push(Shard::new(
                 topo.clone(),
                 routes.clone(),
-                flows,
+                table.clone(),
                 params.clone(),
                 own,
             )?);

@@ -366,7 +366,7 @@ impl Shard {
         let parked = std::mem::take(&mut self.hosts[h as usize].nic.parked);
         let mut still = Vec::new();
         for id in parked {
-            let slot = self.flows[id.idx()].slot;
+            let slot = self.flow_state[id.idx()].slot;
             if slot == NO_SLOT {
                 continue;
             }

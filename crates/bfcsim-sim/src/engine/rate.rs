@@ -121,7 +121,7 @@ impl Shard {
                 break;
             }
             self.hosts[h as usize].paced.pop();
-            let slot = self.flows[f as usize].slot;
+            let slot = self.flow_state[f as usize].slot;
             if slot == NO_SLOT {
                 continue;
             }
@@ -205,7 +205,7 @@ impl Shard {
             self.rate.timer_event_at = None;
         }
         while let Some(id) = self.rate.timers.pop_due(self.now) {
-            let slot = self.flows[id.idx()].slot;
+            let slot = self.flow_state[id.idx()].slot;
             if slot == NO_SLOT {
                 continue;
             }
@@ -263,7 +263,7 @@ impl Shard {
     /// A switch dropped data packet `p` and tells its sender at once (`switch.drop_notification`).
     #[inline(never)]
     pub(super) fn notify_drop(&mut self, p: &Packet) {
-        let slot = self.flows[p.flow.idx()].slot;
+        let slot = self.flow_state[p.flow.idx()].slot;
         if slot == NO_SLOT {
             return;
         }

@@ -330,7 +330,7 @@ impl Shard {
     /// A credit reached sender `h`. It acknowledges the data the receiver has; with data left to send it lets
     /// one packet go, else it is wasted.
     fn take_credit(&mut self, h: u32, p: &Packet) {
-        let slot = self.flows[p.flow.idx()].slot;
+        let slot = self.flow_state[p.flow.idx()].slot;
         if slot == NO_SLOT {
             me(self).stats.wasted += 1;
             return;
@@ -375,7 +375,7 @@ impl Shard {
                 break;
             }
             me(self).hosts[h as usize].requests.pop();
-            let slot = self.flows[f as usize].slot;
+            let slot = self.flow_state[f as usize].slot;
             if slot != NO_SLOT && me(self).senders[slot as usize].request_at == t {
                 self.send_credit_request(h, FlowId(f), slot as usize);
             }
@@ -398,14 +398,11 @@ impl Shard {
     /// Receiver `h` sends flow `id`'s next credit (after a feedback update) and schedules the one after it.
     fn emit_credit(&mut self, h: u32, id: FlowId) {
         let now = self.now;
-        let f = &self.flows[id.idx()];
         // The receiver's next expected byte: the credit acknowledges the data so far.
-        let ack = if f.received {
-            f.spec.size.0
-        } else if f.recv_slot != NO_SLOT {
-            self.inbound[f.recv_slot as usize].receiver.rcv_nxt()
-        } else {
-            0
+        let ack = match self.flow_state[id.idx()].recv_slot {
+            RECEIVED => self.flows[id.idx()].spec.size.0,
+            NO_SLOT => 0,
+            slot => self.inbound[slot as usize].receiver.rcv_nxt(),
         };
         let x = me(self);
         let hs = &mut x.hosts[h as usize];

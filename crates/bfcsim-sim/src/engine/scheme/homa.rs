@@ -237,7 +237,7 @@ impl SchemeSide for Homa {
     /// A grant or RESEND also restarts the sender's retransmission timer: only whole messages are acknowledged,
     /// so the timer is there for a message the receiver never heard of, and a word from the receiver says it has.
     fn packet_arrived(sh: &mut Shard, h: u32, p: &Packet) {
-        let slot = sh.flows[p.flow.idx()].slot;
+        let slot = sh.flow_state[p.flow.idx()].slot;
         if slot == NO_SLOT {
             return; // the message completed: a late grant or RESEND
         }
@@ -293,8 +293,8 @@ impl Shard {
         let size = self.params.nic.ack_size;
         for (g, tries) in due {
             let id = FlowId(g.id);
-            let (from, to) = match self.flows[id.idx()].recv_slot {
-                NO_SLOT => continue, // complete: the scheduler forgets it with its last packet
+            let (from, to) = match self.flow_state[id.idx()].recv_slot {
+                NO_SLOT | RECEIVED => continue, // complete: the scheduler forgets it with its last packet
                 s => {
                     let r = &self.inbound[s as usize].receiver;
                     (r.rcv_nxt(), r.first_held().unwrap_or(g.offset))
