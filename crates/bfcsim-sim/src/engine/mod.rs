@@ -429,10 +429,14 @@ fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
 
 /// The sending side of a running flow: its transport half, congestion controller and NIC state. It lives at
 /// the source host from the flow's start until every byte is acknowledged.
+///
+/// In `repr(C)` order: the transport's state and the NIC's flags, which every send and ACK read, first; the
+/// controller, sized by its largest variant (320 bytes), last. The compiler's order put the controller first:
+/// CLOS-128's DCTCP at 2 ms took 33.05 M L2 misses so, 32.83 M in this order (cachegrind, a 1 MiB L2).
+#[repr(C)]
 struct Active {
-    id: FlowId,
     sender: Sender,
-    cc: Cc,
+    id: FlowId,
     in_ring: bool,
     /// Waiting in its host's parked list for its NIC queue to be resumed.
     parked: bool,
@@ -454,6 +458,7 @@ struct Active {
     cc_timer_at: Time,
     /// The persistent connection the flow travels on (`nic.connections = "persistent"`).
     conn: Option<u32>,
+    cc: Cc,
 }
 
 /// The receiving side of a flow, at the destination host from its first data packet until it has every byte.
