@@ -110,9 +110,7 @@ impl IntStack {
     /// the stored hops only.
     #[inline]
     pub fn copy_from(&mut self, other: &IntStack) {
-        let n = other.len();
-        self.hops[..n].copy_from_slice(&other.hops[..n]);
-        self.pushed = other.pushed;
+        self.unpack(other.hops(), other.pushed);
     }
 
     /// Appends the stored hops to `out` and returns the count of hops pushed, which with them is the whole
