@@ -158,7 +158,7 @@ pub struct Tail {
 
 impl Tail {
     fn of(mut slowdowns: Vec<f64>) -> Tail {
-        slowdowns.sort_by(f64::total_cmp);
+        slowdowns.sort_unstable_by(f64::total_cmp);
         Tail {
             p50: nearest_rank(&slowdowns, 0.5),
             p99: nearest_rank(&slowdowns, 0.99),

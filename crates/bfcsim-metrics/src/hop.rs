@@ -351,7 +351,7 @@ pub struct QueuePausedReport {
 impl QueuePausedReport {
     /// From each queue's paused fraction; `None` when there are none.
     pub fn from_fractions(mut fractions: Vec<f64>) -> Option<QueuePausedReport> {
-        fractions.sort_by(f64::total_cmp);
+        fractions.sort_unstable_by(f64::total_cmp);
         let max = *fractions.last()?;
         Some(QueuePausedReport {
             queues: fractions.len() as u64,

@@ -70,7 +70,7 @@ impl LinkUtilization {
         (self.sets.iter())
             .map(|(name, utils)| {
                 let mut sorted = utils.clone();
-                sorted.sort_by(f64::total_cmp);
+                sorted.sort_unstable_by(f64::total_cmp);
                 LinkSetStats {
                     name: name.clone(),
                     links: sorted.len(),

@@ -53,7 +53,7 @@ pub struct Stats {
 impl Stats {
     /// Statistics of `slowdowns` (any order); `None` when empty.
     fn of(mut slowdowns: Vec<f64>) -> Option<Stats> {
-        slowdowns.sort_by(f64::total_cmp);
+        slowdowns.sort_unstable_by(f64::total_cmp);
         let max = *slowdowns.last()?;
         Some(Stats {
             flows: slowdowns.len(),
