@@ -60,3 +60,8 @@ typed_id!(
     PacketId,
     "pkt"
 );
+
+impl PacketId {
+    /// No packet: the end of a list of packets (a slab never holds 2³² − 1 of them).
+    pub const NONE: PacketId = PacketId(u32::MAX);
+}

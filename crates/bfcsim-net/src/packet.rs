@@ -1,7 +1,8 @@
-//! Typed packets in a slab with a free list (§3.7). Queues and links hold [`PacketId`]s; a packet
-//! is written once when created and freed when it is delivered or dropped.
+//! Typed packets in a slab with a free list (§3.7). Queues hold [`PacketId`]s and wires lists of packets linked
+//! through them; a packet is written when created (and its per-hop fields at each hop) and freed when it is
+//! delivered or dropped.
 
-use bfcsim_core::{FlowId, NodeId, PacketId, Time};
+use bfcsim_core::{FlowId, PacketId, Time};
 
 /// What a packet is. The order is chosen so that the tests on the per-packet path are one comparison each:
 /// data, then the kinds a scheme handles itself (credits first: the one of them that does not ride the control
@@ -86,8 +87,10 @@ pub struct Packet {
     pub payload: u32,
     /// Host index of the destination, the key of the routing tables.
     pub dst_host: u32,
-    /// Node that emitted the packet.
-    pub src: NodeId,
+    /// On a wire, the packet behind this one on the same wire ([`PacketId::NONE`] when it is the last): a
+    /// wire's packets are a list through the packets themselves, so that a delivery finds the next one, and
+    /// when it arrives ([`Packet::stamp`]), in the line of the packet it reads anyway. Meaningless elsewhere.
+    pub wire_next: PacketId,
     /// The flow's 5-tuple hash, for ECMP.
     pub hash: u32,
     /// A number whose meaning depends on the kind: for an ACK, the payload bytes that arrived with the CE mark
@@ -111,9 +114,15 @@ pub struct Packet {
     pub in_port: u16,
     /// Per-hop bookkeeping the current switch keeps with the packet (BFC's `counterIncr`, sampling).
     pub hop_flags: u8,
-    /// When the packet joined its current egress queue (per-hop queuing delay).
-    pub queued_at: Time,
+    /// A time that depends on where the packet is. In a switch queue: when it joined (per-hop queuing delay).
+    /// On a wire, with a packet behind it: when that one ([`Packet::wire_next`]) reaches the far end. The two
+    /// never overlap: a packet leaves its queue before it goes on a wire, and its next queue sets the time
+    /// again on entry.
+    pub stamp: Time,
 }
+
+// One line a packet: the list of a wire's packets lives in the freed bytes of a field no one read.
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 /// The packet slab.
 #[derive(Default)]
@@ -157,10 +166,12 @@ impl Packets {
 
     /// Starts bringing packet `id`'s line into the cache, for a read a few events from now: the packet next on
     /// a wire is read when it arrives, one serialization later, and by then the line has usually left the
-    /// cache on a large fabric. A hint only: nothing changes but timing.
+    /// cache on a large fabric. A hint only: nothing changes but timing ([`PacketId::NONE`] included).
     #[inline(always)]
     pub fn prefetch(&self, id: PacketId) {
-        bfcsim_core::hint::prefetch(&self.slots[id.idx()]);
+        if let Some(p) = self.slots.get(id.idx()) {
+            bfcsim_core::hint::prefetch(p);
+        }
     }
 
     /// The packet `id`, mutably.

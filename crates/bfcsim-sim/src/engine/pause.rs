@@ -278,7 +278,7 @@ impl Shard {
             size,
             payload: 0,
             dst_host: u32::MAX,
-            src: self.switch_keys[self.sw_ports[sp as usize].switch as usize].node,
+            wire_next: PacketId::NONE,
             hash: 0,
             aux: 0,
             kind,
@@ -289,7 +289,7 @@ impl Shard {
             upstream_q: 0,
             in_port: 0,
             hop_flags: 0,
-            queued_at: self.now,
+            stamp: self.now,
         });
         self.counters.injected_pkts += 1;
         self.counters.injected_bytes += size as u64;

@@ -139,7 +139,7 @@ impl SchemeSide for Homa {
             return;
         }
         let p = sh.packets.get(pkt);
-        let (class, delay) = (p.class, (sh.now - p.queued_at).0);
+        let (class, delay) = (p.class, (sh.now - p.stamp).0);
         let x = me(sh);
         if (class as u32) < x.prio.unscheduled() {
             return;
