@@ -56,6 +56,7 @@
 
 pub mod config;
 mod engine;
+mod partition;
 pub mod sim;
 pub mod timers;
 

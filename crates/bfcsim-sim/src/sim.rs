@@ -26,7 +26,10 @@ use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
 
-use crate::engine::{Counters, FlowInfo, HopStats, Mail, Ownership, QueueState, Shard, SimParams};
+use crate::engine::{
+    Counters, FlowInfo, HopStats, Mail, Ownership, QueueState, Shard, SimParams, node_work,
+};
+use crate::partition::partition;
 
 /// A simulation of one topology, one flow list and one configuration, on one thread or several.
 pub struct Sim {
@@ -81,9 +84,13 @@ impl Sim {
             .min()
             .unwrap_or(Time::ZERO);
         let shards = Sim::shards_for(&topo, &params, lookahead, threads);
-        let node_shard = partition(&topo, shards);
-        let shared: std::sync::Arc<[u8]> = node_shard.clone().into();
         let table = FlowInfo::table(&topo, flows)?;
+        let node_shard = if shards > 1 {
+            partition(&topo, &node_work(&topo, &routes, &table, &params), shards)
+        } else {
+            vec![0; topo.nodes.len()]
+        };
+        let shared: std::sync::Arc<[u8]> = node_shard.clone().into();
         let mut built = Vec::with_capacity(shards as usize);
         for me in 0..shards {
             let own = Ownership {
@@ -552,45 +559,6 @@ impl Sim {
         }
         v
     }
-}
-
-/// Splits the nodes into `shards` groups of about equal work: the switches that hosts hang off (with their
-/// hosts) in contiguous blocks of about equal host counts, the other switches in contiguous blocks of about
-/// equal counts. In a leaf-spine each shard gets a block of racks and of spines; in a fat-tree, of pods.
-fn partition(topo: &Topology, shards: u8) -> Vec<u8> {
-    let mut of = vec![0u8; topo.nodes.len()];
-    if shards <= 1 {
-        return of;
-    }
-    let hosts_of = |i: usize| {
-        topo.nodes[i]
-            .ports
-            .iter()
-            .filter(|&&p| topo.nodes[topo.peer_node(p).idx()].kind == NodeKind::Host)
-            .count()
-    };
-    let switches: Vec<usize> = (0..topo.nodes.len())
-        .filter(|&i| topo.nodes[i].kind == NodeKind::Switch)
-        .collect();
-    let (edge, core): (Vec<usize>, Vec<usize>) = switches.iter().partition(|&&i| hosts_of(i) > 0);
-    let edge_hosts: usize = edge.iter().map(|&i| hosts_of(i)).sum();
-    let mut seen = 0;
-    for &i in &edge {
-        of[i] = ((seen * shards as usize) / edge_hosts.max(1)).min(shards as usize - 1) as u8;
-        seen += hosts_of(i);
-    }
-    for (k, &i) in core.iter().enumerate() {
-        of[i] = ((k * shards as usize) / core.len()) as u8;
-    }
-    for (i, node) in topo.nodes.iter().enumerate() {
-        if node.kind == NodeKind::Host {
-            // A host belongs with the switch its one link reaches.
-            if let Some(&p) = node.ports.first() {
-                of[i] = of[topo.peer_node(p).idx()];
-            }
-        }
-    }
-    of
 }
 
 /// Where the shards meet between windows: a slot per shard for each of two alternating rounds (a shard writes

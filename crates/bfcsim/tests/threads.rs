@@ -61,6 +61,12 @@ fn dctcp_on_clos128() {
     same_outputs("clos128-google-dctcp.toml", &["workload.duration=300us"]);
 }
 
+/// A three-layer fabric, where the shards split the aggregation switches by pod and the cores between them.
+#[test]
+fn dctcp_on_a_fat_tree() {
+    same_outputs("bench-ft128-websearch.toml", &["workload.duration=300us"]);
+}
+
 /// A split run on a worker of a rayon pool, as in a sweep (`bfcsim::store`), where its shards' threads start
 /// with each slice rather than wait in the run's own pool: same outputs.
 #[test]

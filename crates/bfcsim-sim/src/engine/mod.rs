@@ -1,10 +1,10 @@
 //! The engine: one event queue driving links, switch egress ports and host NICs.
 //!
-//! Each port keeps the packets on its wire in a ring and has at most two pending events: the arrival of the
-//! wire's head packet (`Deliver`) and, only while packets wait behind the one being serialized, the end of
-//! that serialization (`TxDone`). The event queue therefore grows with the number of ports, not with the
-//! packets in flight. Flow arrivals come from a sorted list with one pending event; retransmission timers live
-//! in a [`TimerQueue`] with one pending event.
+//! Each port keeps the packets on its wire in a list threaded through them and has at most two pending events:
+//! the arrival of the wire's head packet (`Deliver`) and, only while packets wait behind the one being
+//! serialized, the end of that serialization (`TxDone`). The event queue therefore grows with the number of
+//! ports, not with the packets in flight. Flow arrivals come from a sorted list with one pending event;
+//! retransmission timers live in a [`TimerQueue`] with one pending event.
 //!
 //! Schemes that act inside the network (BFC, PFC) sit behind one interface, [`scheme`]: the engine calls the
 //! running scheme's switch and NIC sides at fixed points (admission and enqueue, dequeue, frame arrival, its
@@ -16,10 +16,12 @@
 
 mod connections;
 mod marking;
+mod paths;
 mod pause;
 mod rate;
 mod scheme;
 
+pub(crate) use paths::node_work;
 pub use pause::HopStats;
 pub(crate) use pause::find_cycle;
 
@@ -935,32 +937,6 @@ impl Shard {
                     .unwrap_or(Time::ZERO)
             })
             .collect()
-    }
-
-    /// The ports a packet with 5-tuple hash `hash` crosses from host index `src` to host index `dst` under
-    /// flow-level ECMP, written into `path` (cleared first).
-    fn path_by_hash(&self, src: u32, dst: u32, hash: u64, path: &mut Vec<PortId>) {
-        path.clear();
-        let first = self.hosts[src as usize].port;
-        path.push(first);
-        let mut node = self.topo.peer_node(first);
-        while self.switch_of_node[node.idx()] != u32::MAX {
-            let seed = self.switch_keys[self.switch_of_node[node.idx()] as usize].seed;
-            let p = self
-                .routes
-                .select(node, dst, ecmp_hash(hash & 0xffff_ffff, seed));
-            path.push(p);
-            node = self.topo.peer_node(p);
-        }
-    }
-
-    /// The forward (data) and reverse (ACK) paths of flow `id` under flow-level ECMP, as ports in order,
-    /// written into `fwd` and `rev` (cleared first; reusing them saves two allocations per flow where every
-    /// flow's paths are wanted, as for the ideal FCTs).
-    pub fn flow_paths_into(&self, id: FlowId, fwd: &mut Vec<PortId>, rev: &mut Vec<PortId>) {
-        let f = &self.flows[id.idx()];
-        self.path_by_hash(f.src_host, f.dst_host, f.hash, fwd);
-        self.path_by_hash(f.dst_host, f.src_host, f.rev_hash, rev);
     }
 
     /// Rate and delay (propagation plus the receiving switch's processing delay) of the link leaving `port`.
