@@ -30,7 +30,7 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
         if let Some(&p) = node.ports.first() {
             let sw = topo.peer_node(p).idx();
             weight[sw] += work[i];
-            is_edge[sw] = true;
+            is_edge[sw] = topo.nodes[sw].kind == NodeKind::Switch;
         }
     }
     let edge: Vec<usize> = (0..topo.nodes.len()).filter(|&i| is_edge[i]).collect();
@@ -79,10 +79,11 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
     }
     for (i, node) in topo.nodes.iter().enumerate() {
         if node.kind == NodeKind::Host {
-            of[i] = node
-                .ports
-                .first()
-                .map_or(0, |&p| of[topo.peer_node(p).idx()]);
+            // A host linked to nothing or only to hosts: the first shard.
+            of[i] = match node.ports.first().map(|&p| of[topo.peer_node(p).idx()]) {
+                Some(k) if k != UNPLACED => k,
+                _ => 0,
+            };
         }
     }
     of

@@ -14,7 +14,10 @@ fn walk(
     seed_of: impl Fn(NodeId) -> Option<u64>,
     mut visit: impl FnMut(PortId),
 ) {
-    let first = topo.nodes[topo.hosts[src as usize].idx()].ports[0];
+    // A host without a link has no path (and `Shard::new` refuses it).
+    let Some(&first) = topo.nodes[topo.hosts[src as usize].idx()].ports.first() else {
+        return;
+    };
     visit(first);
     let mut node = topo.peer_node(first);
     while let Some(seed) = seed_of(node) {
@@ -59,6 +62,7 @@ pub(crate) fn node_work(
     flows: &[FlowInfo],
     params: &SimParams,
 ) -> Vec<u64> {
+    // The switches' ECMP seeds, as `Shard::new` draws them.
     let seeds: Vec<Option<u64>> = (0..topo.nodes.len())
         .map(|i| {
             (topo.nodes[i].kind == NodeKind::Switch)
