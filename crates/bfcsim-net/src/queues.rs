@@ -200,7 +200,12 @@ impl PortQueues {
                 Box::default()
             } else {
                 (0..n_levels)
-                    .map(|l| Ring::new(levels.iter().filter(|&&x| x as usize == l).count()))
+                    .map(|l| {
+                        Ring::new(
+                            levels.iter().filter(|&&x| x as usize == l).count(),
+                            levels.len(),
+                        )
+                    })
                     .collect()
             },
             more_bits: bits.collect(),
@@ -803,7 +808,7 @@ mod tests {
                 prop_assert_eq!(strict.serve, Serve::Strict);
                 let mut rounds = strict.clone();
                 rounds.serve = Serve::Drr { quantum: 1500 };
-                rounds.rings = (0..4).map(|_| Ring::new(1)).collect();
+                rounds.rings = (0..4).map(|_| Ring::new(1, 4)).collect();
                 for (i, op) in ops.into_iter().enumerate() {
                     for pq in [&mut strict, &mut rounds] {
                         match op {

@@ -5,15 +5,32 @@
 //! queue joins its ring at most packets of a lightly loaded BFC port, and `VecDeque::push_back` there was an
 //! out-of-line call (29 M instructions of a 1 ms CLOS-128 run).
 
-/// The ready queues of one priority level, front first.
+/// Queues a ring holds in its own line ([`Slots::Inline`]): BFC's 32 per port among them.
+const INLINE: usize = 52;
+
+/// The ready queues of one priority level, front first: one cache line with its slots for a level of up to
+/// [`INLINE`] queues, where a ring operation touched the ring's header and its slots on two (BFC on the
+/// 1024-host tree, whose busy ports' rings do not stay in a core's L2, ran 1-6% faster; BENCHMARKS.md).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub(super) struct Ring {
-    /// As many slots as the level has queues.
-    slots: Box<[u16]>,
     /// The front's slot.
     head: u16,
     len: u16,
+    /// As many slots as the level has queues.
+    cap: u16,
+    slots: Slots,
 }
+
+#[derive(Clone, Debug)]
+enum Slots {
+    /// A level of at most [`INLINE`] queues of a port of at most 256.
+    Inline([u8; INLINE]),
+    /// A larger level, or a port of more queues than a byte numbers: two bytes a slot, in a line of their own.
+    Heap(Box<[u16]>),
+}
+
+const _: () = assert!(std::mem::size_of::<Ring>() == 64);
 
 /// `i` taken into `0..cap`, for `i < 2 cap`: a compare, where `%` is a division.
 #[inline(always)]
@@ -22,13 +39,37 @@ fn wrap(i: usize, cap: usize) -> usize {
 }
 
 impl Ring {
-    /// An empty ring for a level of `cap` queues (at most 65,535).
-    pub(super) fn new(cap: usize) -> Ring {
+    /// An empty ring for a level of `cap` queues (at most 65,535) of a port whose queues are numbered below
+    /// `queues`.
+    pub(super) fn new(cap: usize, queues: usize) -> Ring {
         assert!(cap <= u16::MAX as usize, "at most 65535 queues in a level");
         Ring {
-            slots: vec![0; cap].into_boxed_slice(),
             head: 0,
             len: 0,
+            cap: cap as u16,
+            slots: if cap <= INLINE && queues <= 256 {
+                Slots::Inline([0; INLINE])
+            } else {
+                Slots::Heap(vec![0; cap].into_boxed_slice())
+            },
+        }
+    }
+
+    /// The queue in slot `i`.
+    #[inline(always)]
+    fn get(&self, i: usize) -> usize {
+        match &self.slots {
+            Slots::Inline(s) => s[i] as usize,
+            Slots::Heap(s) => s[i] as usize,
+        }
+    }
+
+    /// Puts queue `q` in slot `i`.
+    #[inline(always)]
+    fn set(&mut self, i: usize, q: usize) {
+        match &mut self.slots {
+            Slots::Inline(s) => s[i] = q as u8,
+            Slots::Heap(s) => s[i] = q as u16,
         }
     }
 
@@ -45,15 +86,15 @@ impl Ring {
     /// The queue at the front.
     #[inline(always)]
     pub(super) fn front(&self) -> Option<usize> {
-        (self.len > 0).then(|| self.slots[self.head as usize] as usize)
+        (self.len > 0).then(|| self.get(self.head as usize))
     }
 
     /// Appends queue `q`, which must not be in the ring.
     #[inline(always)]
     pub(super) fn push_back(&mut self, q: usize) {
-        let cap = self.slots.len();
+        let cap = self.cap as usize;
         debug_assert!((self.len as usize) < cap, "a queue joined its ring twice");
-        self.slots[wrap(self.head as usize + self.len as usize, cap)] = q as u16;
+        self.set(wrap(self.head as usize + self.len as usize, cap), q);
         self.len += 1;
     }
 
@@ -61,7 +102,7 @@ impl Ring {
     #[inline(always)]
     pub(super) fn pop_front(&mut self) {
         debug_assert!(self.len > 0, "pop from an empty ring");
-        self.head = wrap(self.head as usize + 1, self.slots.len()) as u16;
+        self.head = wrap(self.head as usize + 1, self.cap as usize) as u16;
         self.len -= 1;
     }
 
@@ -69,24 +110,26 @@ impl Ring {
     #[inline(always)]
     pub(super) fn rotate(&mut self) {
         debug_assert!(self.len > 0, "rotation of an empty ring");
-        let (cap, head) = (self.slots.len(), self.head as usize);
+        let (cap, head) = (self.cap as usize, self.head as usize);
         // The slot after the back, which is the front's own when the ring is full.
-        self.slots[wrap(head + self.len as usize, cap)] = self.slots[head];
+        let front = self.get(head);
+        self.set(wrap(head + self.len as usize, cap), front);
         self.head = wrap(head + 1, cap) as u16;
     }
 
     /// The queues, front first.
     pub(super) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        let cap = self.slots.len();
-        (0..self.len as usize).map(move |i| self.slots[wrap(self.head as usize + i, cap)] as usize)
+        let cap = self.cap as usize;
+        (0..self.len as usize).map(move |i| self.get(wrap(self.head as usize + i, cap)))
     }
 
     /// Takes out the `at`-th queue from the front, keeping the others' order.
     pub(super) fn remove(&mut self, at: usize) {
-        let (cap, head, len) = (self.slots.len(), self.head as usize, self.len as usize);
+        let (cap, head, len) = (self.cap as usize, self.head as usize, self.len as usize);
         assert!(at < len, "no {at}-th queue in a ring of {len}");
         for i in at..len - 1 {
-            self.slots[wrap(head + i, cap)] = self.slots[wrap(head + i + 1, cap)];
+            let next = self.get(wrap(head + i + 1, cap));
+            self.set(wrap(head + i, cap), next);
         }
         self.len -= 1;
     }
@@ -111,6 +154,7 @@ mod tests {
         #[test]
         fn a_ring_is_a_deque(
             cap in 1..12usize,
+            heap in proptest::bool::ANY,
             ops in proptest::collection::vec(prop_oneof![
                 (0..12usize).prop_map(Op::Push),
                 Just(Op::Pop),
@@ -118,7 +162,7 @@ mod tests {
                 (0..12usize).prop_map(Op::Remove),
             ], 1..200),
         ) {
-            let mut ring = Ring::new(cap);
+            let mut ring = Ring::new(cap, if heap { 300 } else { 12 });
             let mut model = VecDeque::new();
             for op in ops {
                 match op {
