@@ -68,7 +68,10 @@ impl Ring {
     #[inline(always)]
     fn set(&mut self, i: usize, q: usize) {
         match &mut self.slots {
-            Slots::Inline(s) => s[i] = q as u8,
+            Slots::Inline(s) => {
+                debug_assert!(q <= u8::MAX as usize, "queue {q} in a ring of byte slots");
+                s[i] = q as u8
+            }
             Slots::Heap(s) => s[i] = q as u16,
         }
     }
