@@ -136,6 +136,16 @@ enum Command {
         /// in a process of its own).
         #[arg(long, hide = true)]
         measure: bool,
+        /// Time another build of bfcsim (its binary) on the same runs, in alternating pairs with this one, and
+        /// print each configuration's speed-up (the other's loop time over this one's, median of the pairs).
+        /// Both run `bfcsim run`, so any build whose runs write `run.json` will do, e.g. the commit a change
+        /// started from: `git worktree add ../base COMMIT && cargo build --release --manifest-path
+        /// ../base/Cargo.toml`. Fails if the two simulated different runs (their counters differ).
+        #[arg(long, value_name = "BFCSIM")]
+        against: Option<PathBuf>,
+        /// Pairs of runs per configuration with --against.
+        #[arg(long, default_value_t = 5, value_parser = at_least_one, requires = "against")]
+        pairs: usize,
     },
     /// List every scheme with its parameters and defaults.
     Schemes,
@@ -328,6 +338,8 @@ fn real_main() -> Result<ExitCode, String> {
             csv,
             scaling,
             measure,
+            against,
+            pairs,
         } => bfcsim::bench::run(&bfcsim::bench::Options {
             scenarios: scenario,
             schemes: scheme,
@@ -337,6 +349,8 @@ fn real_main() -> Result<ExitCode, String> {
             duration,
             csv,
             measure,
+            against,
+            pairs,
         })
         .map(|()| ExitCode::SUCCESS),
         Command::Schemes => {

@@ -1,12 +1,13 @@
 //! `bfcsim bench --all` over 20 µs of arrivals: every scenario of the matrix under every scheme, on one thread
 //! and on two, ends and writes a CSV with one sound row per run (issue 15's benchmark), and the two thread
-//! counts simulate the same events.
+//! counts simulate the same events. `bfcsim bench --against` times another build in pairs and refuses one that
+//! simulates something else.
 
 mod common;
 
 use std::collections::HashMap;
 
-use bfcsim::bench::{CSV_HEADER, MATRIX_SCENARIOS, MATRIX_SCHEMES};
+use bfcsim::bench::{AGAINST_CSV_HEADER, CSV_HEADER, MATRIX_SCENARIOS, MATRIX_SCHEMES};
 use common::{TempDir, bfcsim_in};
 
 #[test]
@@ -35,18 +36,7 @@ fn the_matrix_writes_a_row_per_run() {
         !dir.join("bench.csv.tmp").exists(),
         "the temporary file was left behind"
     );
-    let mut reader = csv::Reader::from_path(dir.join("bench.csv")).expect("bench.csv is written");
-    let header: Vec<String> = reader
-        .headers()
-        .unwrap()
-        .iter()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(header, CSV_HEADER);
-    let rows: Vec<HashMap<String, String>> = reader
-        .deserialize()
-        .collect::<Result<_, _>>()
-        .expect("every row reads");
+    let rows = csv_rows(&dir.join("bench.csv"), CSV_HEADER);
     let num = |r: &HashMap<String, String>, column: &str| -> f64 {
         r[column]
             .parse()
@@ -111,4 +101,92 @@ fn the_matrix_writes_a_row_per_run() {
             );
         }
     }
+}
+
+/// The rows of the CSV at `path`, after checking its header is `header`.
+fn csv_rows(path: &std::path::Path, header: &[&str]) -> Vec<HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).expect("the CSV is written");
+    let found: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(found, header);
+    reader
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .expect("every row reads")
+}
+
+/// `bfcsim bench --against other` in `dir` on CLOS-128 over 20 µs, on one thread, with `more` options, writing
+/// `against.csv`.
+fn bench_against(dir: &TempDir, other: &str, more: &[&str]) -> common::Run {
+    let mut args = vec![
+        "bench",
+        "--against",
+        other,
+        "--duration",
+        "20us",
+        "--threads",
+        "1",
+        "--csv",
+        "against.csv",
+    ];
+    args.extend_from_slice(more);
+    bfcsim_in(dir.path(), &args)
+}
+
+#[test]
+fn a_build_timed_against_itself_simulates_the_same_runs() {
+    let dir = TempDir::new("bench-against");
+    let run = bench_against(
+        &dir,
+        env!("CARGO_BIN_EXE_bfcsim"),
+        &["--pairs", "2", "--scheme", "dctcp,bfc"],
+    );
+    assert!(
+        run.success(),
+        "bench failed:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let rows = csv_rows(&dir.join("against.csv"), AGAINST_CSV_HEADER);
+    let schemes: Vec<&str> = rows.iter().map(|r| r["scheme"].as_str()).collect();
+    assert_eq!(schemes, ["dctcp", "bfc"]);
+    for r in &rows {
+        assert_eq!(r["pairs"], "2", "{r:?}");
+        assert_eq!(r["same_counters"], "true", "{r:?}");
+        for column in ["packet_hops", "this_wall_s", "other_wall_s", "speedup"] {
+            let v: f64 = r[column].parse().expect("a number");
+            assert!(v > 0.0, "{column} is not positive: {r:?}");
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_build_that_simulates_another_run_fails_the_pairing() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("bench-against-other");
+    // The "other build": this one, asked for half the load.
+    let other = dir.write(
+        "other-bfcsim",
+        &format!(
+            "#!/bin/sh\nexec '{}' \"$@\" --set workload.load=0.3\n",
+            env!("CARGO_BIN_EXE_bfcsim")
+        ),
+    );
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = bench_against(&dir, common::s(&other), &["--pairs", "1"]);
+    assert!(!run.success(), "a different run passed:\n{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("the two builds simulated different runs"),
+        "{}",
+        run.stderr
+    );
+    let rows = csv_rows(&dir.join("against.csv"), AGAINST_CSV_HEADER);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["same_counters"], "false");
 }

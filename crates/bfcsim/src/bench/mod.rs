@@ -4,7 +4,8 @@
 //! end; `--csv` writes the same rows for BENCHMARKS.md's tables. Only the simulation loop is timed and counted
 //! (not workload generation, the ideal FCTs or the summary), so the numbers follow the engine. Each run is
 //! measured in a process of its own (`bfcsim bench --measure`), so that its peak memory is its own and not
-//! what the allocator kept from the runs before it.
+//! what the allocator kept from the runs before it. `--against` times another build on the same runs instead,
+//! in alternating pairs ([`against`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,6 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::experiment::{ExperimentConfig, parse_experiment};
 use crate::runner::{prepare, simulate_probed};
+
+mod against;
+
+pub use against::CSV_HEADER as AGAINST_CSV_HEADER;
 
 /// A benchmark scenario: an experiment file built into the binary, and the overrides that make it the scenario.
 pub struct Scenario {
@@ -30,7 +35,8 @@ pub struct Scenario {
 }
 
 /// The reference scenario of issue 2, the one plain `bfcsim bench` runs.
-const CLOS128: &str = include_str!("../../../experiments/bench-clos128-google-incast-dctcp.toml");
+const CLOS128: &str =
+    include_str!("../../../../experiments/bench-clos128-google-incast-dctcp.toml");
 
 /// Every scenario; the first three are the matrix `--all` runs (issue 15).
 pub const SCENARIOS: &[Scenario] = &[
@@ -45,14 +51,14 @@ pub const SCENARIOS: &[Scenario] = &[
         name: "ft128",
         about: "k=8 fat tree (128 hosts, 1:1), web search at 30% of the host links, 10 ms",
         file: "experiments/bench-ft128-websearch.toml",
-        text: include_str!("../../../experiments/bench-ft128-websearch.toml"),
+        text: include_str!("../../../../experiments/bench-ft128-websearch.toml"),
         set: &[],
     },
     Scenario {
         name: "ft1024",
         about: "k=16 fat tree (1024 hosts, 1:1), web search at 30% of the host links, 2 ms",
         file: "experiments/bench-ft1024-websearch.toml",
-        text: include_str!("../../../experiments/bench-ft1024-websearch.toml"),
+        text: include_str!("../../../../experiments/bench-ft1024-websearch.toml"),
         set: &[],
     },
     Scenario {
@@ -90,6 +96,10 @@ pub struct Options {
     /// Measure the one run the options name in this process and print it as JSON (what the bench's own
     /// processes are asked to do).
     pub measure: bool,
+    /// Another build of bfcsim to time on the same runs, in alternating pairs with this one ([`against`]).
+    pub against: Option<PathBuf>,
+    /// Pairs of runs per configuration with `against`.
+    pub pairs: usize,
 }
 
 /// What one run measured, as its process reports it.
@@ -180,6 +190,8 @@ struct Run<'a> {
     scenario: &'static Scenario,
     scheme: &'a str,
     threads: usize,
+    /// The `--set` overrides that make the scenario's file this run.
+    set: Vec<String>,
     config: ExperimentConfig,
 }
 
@@ -231,6 +243,7 @@ fn plan(options: &Options) -> Result<Vec<Run<'_>>, String> {
                     scenario,
                     scheme,
                     threads,
+                    set,
                     config,
                 });
             }
@@ -245,6 +258,12 @@ fn plan(options: &Options) -> Result<Vec<Run<'_>>, String> {
 /// row says so). With `options.measure`, measures the one run they name here instead and prints it as JSON.
 pub fn run(options: &Options) -> Result<(), String> {
     let runs = plan(options)?;
+    if let Some(other) = &options.against {
+        if options.measure {
+            return Err("--measure and --against do not go together".into());
+        }
+        return against::run(&runs, other, options.pairs, options.csv.as_deref());
+    }
     if options.measure {
         let [run] = runs.as_slice() else {
             return Err(
@@ -297,7 +316,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         );
         rows.push(row);
         if let Some(path) = &options.csv {
-            write_csv(path, &rows)?;
+            write_csv(path, csv(&rows))?;
         }
     }
     let failed: Vec<String> = rows
@@ -419,9 +438,10 @@ fn csv(rows: &[Row]) -> Result<Vec<u8>, csv::Error> {
     w.into_inner().map_err(|e| e.into_error().into())
 }
 
-/// Writes `rows` to `path` as CSV, through a temporary file renamed over it: never a half-written file.
-fn write_csv(path: &Path, rows: &[Row]) -> Result<(), String> {
-    let bytes = csv(rows).map_err(|e| format!("writing {}: {e}", path.display()))?;
+/// Writes CSV `bytes` (or the error that made none) to `path`, through a temporary file renamed over it: never
+/// a half-written file.
+fn write_csv(path: &Path, bytes: Result<Vec<u8>, csv::Error>) -> Result<(), String> {
+    let bytes = bytes.map_err(|e| format!("writing {}: {e}", path.display()))?;
     bfcsim_metrics::write_atomic(path, |w| w.write_all(&bytes))
         .map_err(|e| format!("writing {}: {e}", path.display()))
 }
