@@ -139,8 +139,8 @@ enum Command {
         /// Time another build of bfcsim (its binary) on the same runs, in alternating pairs with this one, and
         /// print each configuration's speed-up (the other's loop time over this one's, median of the pairs).
         /// Both run `bfcsim run`, so any build whose runs write `run.json` will do, e.g. the commit a change
-        /// started from: `git worktree add ../base COMMIT && cargo build --release --manifest-path
-        /// ../base/Cargo.toml`. Fails if the two simulated different runs (their counters differ).
+        /// started from: `git worktree add /tmp/bfcsim-base COMMIT && cargo build --release --manifest-path
+        /// /tmp/bfcsim-base/Cargo.toml`. Fails if the two simulated different runs (their counters differ).
         #[arg(long, value_name = "BFCSIM")]
         against: Option<PathBuf>,
         /// Pairs of runs per configuration with --against.
