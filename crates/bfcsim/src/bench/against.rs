@@ -2,13 +2,13 @@
 //! from, say) on the same runs, in alternating pairs.
 //!
 //! On a shared machine whose speed drifts by tens of percent over minutes, two builds compare only in runs close
-//! in time: each pair runs this build and then the other on one configuration, and the speed-up is taken pair by
-//! pair (issue 15 asks for its figures measured so). Both builds run as `bfcsim run FILE --set ...`, each in a
-//! process of its own, and the simulation loop's wall time (`wall_seconds`) and the run's counters are read from
-//! the `run.json` it wrote: every build since the bench scenarios exist writes both, so builds from before this
-//! option can be timed. The two builds must simulate the same run: the counters both report (events,
-//! packet-hops, drops, marks, timeouts) are compared, and a row whose counters differ says so and fails the bench
-//! at the end, as a behaviour change would.
+//! in time: each pair runs both builds on one configuration, one after the other (this build first in every
+//! other pair), and the speed-up is taken pair by pair (issue 15 asks for its figures measured so). Both builds
+//! run as `bfcsim run FILE --set ...`, each in a process of its own, and the simulation loop's wall time
+//! (`wall_seconds`) and the run's counters are read from the `run.json` it wrote: every build since the bench
+//! scenarios exist writes both, so builds from before this option can be timed. The two builds must simulate the
+//! same run: the counters both report (events, packet-hops, drops, marks, timeouts) are compared, and a row whose
+//! counters differ says so and fails the bench at the end, as a behaviour change would.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -130,9 +130,17 @@ pub(super) fn run(
             hops: 0,
             differs: None,
         };
-        for _ in 0..pairs {
-            let a = time(&this, run, &file, &scratch.0.join("this"))?;
-            let b = time(other, run, &file, &scratch.0.join("other"))?;
+        for pair in 0..pairs {
+            // Which build goes first alternates, so that neither always runs in the other's wake (a warmer
+            // page cache, a CPU that has just clocked down).
+            let timed = |exe: &Path, dir: &str| time(exe, run, &file, &scratch.0.join(dir));
+            let (a, b) = if pair % 2 == 0 {
+                let a = timed(&this, "this")?;
+                (a, timed(other, "other")?)
+            } else {
+                let b = timed(other, "other")?;
+                (timed(&this, "this")?, b)
+            };
             if row.this.is_empty() {
                 row.hops = a
                     .counters
