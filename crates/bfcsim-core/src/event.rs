@@ -94,7 +94,6 @@ pub struct EventQueue<E> {
     /// The ring slot (time >> shift) of `far`'s earliest key, `u64::MAX` when `far` is empty: moving the window
     /// (at about every other pop) compares it instead of peeking into the heap.
     far_slot: u64,
-    pushed: u64,
     _event: std::marker::PhantomData<E>,
 }
 
@@ -132,7 +131,6 @@ impl<E: EventBits> EventQueue<E> {
             in_ring: 0,
             far: BinaryHeap::new(),
             far_slot: u64::MAX,
-            pushed: 0,
             _event: std::marker::PhantomData,
         }
     }
@@ -150,7 +148,6 @@ impl<E: EventBits> EventQueue<E> {
             masked < 1 << EVENT_BITS,
             "event does not fit in {EVENT_BITS} bits"
         );
-        self.pushed += 1;
         self.insert(time, masked as u64);
     }
 
@@ -163,15 +160,18 @@ impl<E: EventBits> EventQueue<E> {
             let key = (time.0 & ((1 << self.shift) - 1)) << EVENT_BITS | masked;
             let b = (slot % BUCKETS as u64) as usize;
             let bucket = &mut self.buckets[b];
+            self.in_ring += 1;
             if (bucket.len as usize) < INLINE {
                 bucket.keys[bucket.len as usize] = key;
                 bucket.len += 1;
+                // A bucket's bit is set while it holds keys: only its first key sets it.
+                if bucket.len == 1 {
+                    self.occupied[b / 64] |= 1 << (b % 64);
+                    self.summary[b / 4096] |= 1 << (b / 64 % 64);
+                }
             } else {
                 self.spill_push(b, key);
             }
-            self.occupied[b / 64] |= 1 << (b % 64);
-            self.summary[b / 4096] |= 1 << (b / 64 % 64);
-            self.in_ring += 1;
         } else {
             self.push_far((time.0 as u128) << EVENT_BITS | masked as u128, slot);
         }
@@ -220,6 +220,11 @@ impl<E: EventBits> EventQueue<E> {
             return None;
         }
         let start = (self.cur % BUCKETS as u64) as usize;
+        // Most pops (about two in three on the bench) come from the bucket the window starts at, whose line the
+        // pop reads next anyway: no bitmap search for them.
+        if self.buckets[start].len > 0 {
+            return Some(self.cur);
+        }
         let b = self
             .next_set_bucket(start)
             .or_else(|| self.next_set_bucket(0))
@@ -430,11 +435,6 @@ impl<E: EventBits> EventQueue<E> {
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// Events pushed so far (a measure of work done).
-    pub fn pushed(&self) -> u64 {
-        self.pushed
     }
 }
 
