@@ -96,7 +96,9 @@ impl PauseClock {
 pub(super) struct NicQueues {
     paused: Vec<u64>,
     pub(super) users: Vec<u32>,
-    free: BTreeSet<u32>,
+    /// The queues no flow uses, lowest first: a heap, whose push and pop move numbers within one vector, where a
+    /// `BTreeSet` allocated and freed nodes as flows started and ended (1.4% of BFC's time on CLOS-128).
+    free: BinaryHeap<Reverse<u32>>,
     parked: Vec<FlowId>,
     clock: Option<PauseClock>,
 }
@@ -105,8 +107,8 @@ impl NicQueues {
     /// A queue for a new flow: the lowest unused one, or with `limit` queues all in use, one chosen by the
     /// flow's hash (flows then share it).
     pub(super) fn alloc(&mut self, limit: Option<u32>, hash: u64) -> u32 {
-        let q = match self.free.pop_first() {
-            Some(q) => q,
+        let q = match self.free.pop() {
+            Some(Reverse(q)) => q,
             None if limit.is_none_or(|n| (self.users.len() as u32) < n) => {
                 self.users.push(0);
                 self.users.len() as u32 - 1
@@ -121,7 +123,7 @@ impl NicQueues {
         let u = &mut self.users[q as usize];
         *u -= 1;
         if *u == 0 {
-            self.free.insert(q);
+            self.free.push(Reverse(q));
         }
     }
 
