@@ -16,14 +16,17 @@
 //! the next non-empty bucket. A bucket is one cache line holding up to seven keys unsorted, scanned for the
 //! smallest, with a spill heap for the eighth and later keys. A key in a bucket is one `u64`: the time within
 //! the bucket's slot above the masked event's 24 bits, so that ordering two entries is one integer comparison
-//! (the slot gives the time's high bits). Events beyond the horizon (timeouts, far arrivals) wait in a binary
-//! heap of full (time, masked event) keys and move into the ring as the window reaches them. Pops come out in
-//! exactly key order, as from a heap.
+//! (the slot gives the time's high bits). Events beyond the horizon (timeouts, pacing, far arrivals) wait as
+//! full (time, masked event) keys in a coarser wheel (module `far`) and move into the ring as the window reaches
+//! them. Pops come out in exactly key order, as from a heap.
+
+mod far;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::time::Time;
+use far::Far;
 
 /// An event that packs into 24 bits, so that an event and its time within a slot are one `u64` key.
 pub trait EventBits: Copy {
@@ -90,10 +93,9 @@ pub struct EventQueue<E> {
     shift: u32,
     in_ring: usize,
     /// Events beyond the window, as (time << 24 | masked event bits).
-    far: BinaryHeap<Reverse<u128>>,
-    /// The ring slot (time >> shift) of `far`'s earliest key, `u64::MAX` when `far` is empty: moving the window
-    /// (at about every other pop) compares it instead of peeking into the heap.
-    far_slot: u64,
+    far: Far,
+    /// The keys `far` hands over as the window reaches them (kept for its capacity).
+    drained: Vec<u128>,
     _event: std::marker::PhantomData<E>,
 }
 
@@ -117,6 +119,7 @@ impl<E: EventBits> EventQueue<E> {
             .div_ceil(BUCKETS as u64)
             .max(1)
             .next_power_of_two();
+        let shift = width.trailing_zeros().min(MAX_SHIFT);
         EventQueue {
             buckets: vec![Bucket::default(); BUCKETS]
                 .into_boxed_slice()
@@ -127,10 +130,10 @@ impl<E: EventBits> EventQueue<E> {
             occupied: Box::new([0; WORDS]),
             summary: [0; SUMMARY],
             cur: 0,
-            shift: width.trailing_zeros().min(MAX_SHIFT),
+            shift,
             in_ring: 0,
-            far: BinaryHeap::new(),
-            far_slot: u64::MAX,
+            far: Far::new(shift),
+            drained: Vec::new(),
             _event: std::marker::PhantomData,
         }
     }
@@ -151,7 +154,7 @@ impl<E: EventBits> EventQueue<E> {
         self.insert(time, masked as u64);
     }
 
-    /// Puts the masked event `masked` at `time` in its bucket, or in the far heap beyond the window.
+    /// Puts the masked event `masked` at `time` in its bucket, or with the far events beyond the window.
     #[inline(never)]
     fn insert(&mut self, time: Time, masked: u64) {
         let slot = time.0 >> self.shift;
@@ -177,12 +180,11 @@ impl<E: EventBits> EventQueue<E> {
         }
     }
 
-    /// Puts `key`, in ring slot `slot` beyond the window, in the far heap. Out of line: the heap's sift kept
-    /// registers busy in every `insert`, where few keys go far.
+    /// Puts `key`, in ring slot `slot` beyond the window, with the far events. Out of line: the far events'
+    /// bookkeeping kept registers busy in every `insert`, where few keys go far.
     #[cold]
     fn push_far(&mut self, key: u128, slot: u64) {
-        self.far_slot = self.far_slot.min(slot);
-        self.far.push(Reverse(key));
+        self.far.push(key, slot);
     }
 
     /// Moves the window to start at `slot` and pulls in the far events it now covers. Asks for the line of a
@@ -192,7 +194,7 @@ impl<E: EventBits> EventQueue<E> {
     fn advance(&mut self, slot: u64) {
         self.cur = slot;
         crate::hint::prefetch(&self.buckets[((slot + PREFETCH_AHEAD) % BUCKETS as u64) as usize]);
-        if self.far_slot < slot + BUCKETS as u64 {
+        if self.far.min_slot() < slot + BUCKETS as u64 {
             self.pull_far();
         }
     }
@@ -200,17 +202,12 @@ impl<E: EventBits> EventQueue<E> {
     /// Moves the far events the window now covers into the ring.
     #[cold]
     fn pull_far(&mut self) {
-        while let Some(&Reverse(k)) = self.far.peek() {
-            let time = Time((k >> EVENT_BITS) as u64);
-            if time.0 >> self.shift >= self.cur + BUCKETS as u64 {
-                break;
-            }
-            self.far.pop();
-            self.insert(time, k as u64 & EVENT_MASK);
+        let mut keys = std::mem::take(&mut self.drained);
+        self.far.drain_below(self.cur + BUCKETS as u64, &mut keys);
+        for k in keys.drain(..) {
+            self.insert(Time((k >> EVENT_BITS) as u64), k as u64 & EVENT_MASK);
         }
-        self.far_slot = self.far.peek().map_or(u64::MAX, |&Reverse(k)| {
-            ((k >> EVENT_BITS) as u64) >> self.shift
-        });
+        self.drained = keys;
     }
 
     /// The first non-empty bucket at or after the window's start, as an absolute slot.
@@ -289,7 +286,7 @@ impl<E: EventBits> EventQueue<E> {
         let slot = match self.next_slot() {
             Some(s) => s,
             None => {
-                let &Reverse(k) = self.far.peek()?;
+                let k = self.far.min_key()?;
                 let time = (k >> EVENT_BITS) as u64;
                 if time > limit.0 {
                     return None;
@@ -402,10 +399,7 @@ impl<E: EventBits> EventQueue<E> {
     /// The time of the earliest pending event.
     pub fn next_time(&self) -> Option<Time> {
         let Some(slot) = self.next_slot() else {
-            return self
-                .far
-                .peek()
-                .map(|&Reverse(k)| Time((k >> EVENT_BITS) as u64));
+            return self.far.min_key().map(|k| Time((k >> EVENT_BITS) as u64));
         };
         let bucket = &self.buckets[(slot % BUCKETS as u64) as usize];
         let inline = bucket.keys[..bucket.len as usize].iter();
@@ -545,6 +539,19 @@ mod tests {
         fn pops_sorted_by_time_then_event(
             horizon in 1u64..5_000,
             ops in prop::collection::vec((0u64..20_000, 0u8..4, 0u32..8), 0..400),
+        ) {
+            check_against_model(horizon, &ops)?;
+        }
+
+        /// Events far beyond the ring: in the far wheel's lists, partly reached by the window, and beyond the
+        /// wheel's reach in its heap, with long empty gaps the window jumps.
+        #[test]
+        fn far_events_pop_in_order(
+            horizon in 1u64..5_000,
+            ops in prop::collection::vec(
+                (prop_oneof![0u64..20_000, 0u64..3_000_000], 0u8..4, 0u32..8),
+                0..400,
+            ),
         ) {
             check_against_model(horizon, &ops)?;
         }
