@@ -201,9 +201,11 @@ impl Shard {
 
     /// Fires every controller timer due now.
     pub(super) fn fire_cc_timers(&mut self) {
-        if self.rate.timer_event_at == Some(self.now) {
-            self.rate.timer_event_at = None;
-        }
+        // While the due timers fire, this event stays the pending one, so that a flow re-armed in the loop
+        // pushes no event of its own. Cleared first, each firing left one: an event 300 µs ahead (DCQCN's
+        // rate-increase timer), superseded by the next deadline pushed below, which popped later to do nothing
+        // (109,428 in 2 ms of CLOS-128, most of the far events).
+        let firing = self.rate.timer_event_at == Some(self.now);
         while let Some(id) = self.rate.timers.pop_due(self.now) {
             let slot = self.flow_state[id.idx()].slot;
             if slot == NO_SLOT {
@@ -219,6 +221,9 @@ impl Shard {
             }
             self.cc_changed(slot as usize);
             self.make_ready(id);
+        }
+        if firing {
+            self.rate.timer_event_at = None;
         }
         if let Some(next) = self.rate.timers.next_deadline()
             && self.rate.timer_event_at.is_none_or(|t| next < t)
