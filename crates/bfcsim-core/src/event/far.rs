@@ -55,7 +55,7 @@ impl Far {
     /// The ring slot of `key`.
     #[inline]
     fn slot(&self, key: u128) -> u64 {
-        ((key >> EVENT_BITS) as u64) >> self.shift
+        ring_slot(key, self.shift)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -142,7 +142,7 @@ impl Far {
             let shift = self.shift;
             let before = out.len();
             self.lists[i].retain(|&k| {
-                let due = ((k >> EVENT_BITS) as u64) >> shift < limit;
+                let due = ring_slot(k, shift) < limit;
                 if due {
                     out.push(k);
                 }
@@ -171,4 +171,10 @@ impl Far {
             (a, b) => a.or(b),
         }
     }
+}
+
+/// The ring slot of `key` under slots of 2^`shift` ps.
+#[inline]
+fn ring_slot(key: u128, shift: u32) -> u64 {
+    ((key >> EVENT_BITS) as u64) >> shift
 }
