@@ -364,9 +364,9 @@ impl<E: EventBits> EventQueue<E> {
     }
 
     /// Chooses the slot width for the next [`EPOCH`] moves of the window from the last ones: narrower when
-    /// pushes spilled more than half as often as the window moved, wider when fewer than one in eight would
-    /// have spilled at twice the width (where the window moves about 0.6 times as often: the gap between the
-    /// two keeps the width from flapping). A spill writes a heap of its own, apart from the ring's lines,
+    /// pushes spilled more than half as often as the window moved, wider when pushes that would have spilled
+    /// at twice the width came less than once every eight moves (where the window moves about 0.6 times as
+    /// often: the gap between the two keeps the width from flapping). A spill writes a heap of its own, apart from the ring's lines,
     /// where a move of the window reads the next bucket's line. In the median epoch at the horizon's width,
     /// pushes spilled 2.7 to 6 times per move on a 1024-host fat tree, where a quarter of the width ran 5-10%
     /// faster; and 0.06 to 0.24 times on CLOS-128, where a quarter of the width ran 2-4% slower
@@ -400,6 +400,7 @@ impl<E: EventBits> EventQueue<E> {
     /// events, is taken out and pushed again. The window starts at the slot of its old start's time.
     fn reshape(&mut self, shift: u32) {
         let mut keys = std::mem::take(&mut self.drained);
+        let pending = self.len();
         let start = (self.cur % BUCKETS as u64) as usize;
         for b in 0..BUCKETS {
             let bucket = &mut self.buckets[b];
@@ -420,7 +421,7 @@ impl<E: EventBits> EventQueue<E> {
             *bucket = Bucket::default();
         }
         self.far.drain_below(u64::MAX, &mut keys);
-        debug_assert_eq!(keys.len(), self.len(), "a reshape moves every pending key");
+        debug_assert_eq!(keys.len(), pending, "a reshape moves every pending key");
         self.occupied.fill(0);
         self.summary.fill(0);
         self.in_ring = 0;
@@ -691,13 +692,21 @@ mod tests {
             if widths.last() != Some(&q.shift) {
                 widths.push(q.shift);
             }
-            // 2,000 events within 50 ns at first (40 a slot of 1024 ps), then a few within 262 ns.
+            // 2,000 events within 50 ns at first (40 a slot of 1024 ps), then a few within 262 ns; and now and
+            // then one 3 to 6 µs ahead, beyond the ring, with the far events as the queue reshapes.
             if round < 20_000 || model.len() < 20 {
                 let ahead = if round < 20_000 { 50_000 } else { 262_144 };
                 push(&mut q, &mut model, t + random(ahead), round % 1000);
             }
+            if round % 97 == 0 {
+                push(&mut q, &mut model, t + 3_000_000 + random(3_000_000), 1000);
+            }
         }
         assert_eq!(widths, [10, 9, 8, 7, 6, 7, 8, 9, 10]);
+        while let Some(Reverse((t, masked))) = model.pop() {
+            assert_eq!(q.pop(), Some((Time(t), masked ^ tie_mask(Time(t)))));
+        }
+        assert!(q.is_empty());
     }
 
     proptest! {
