@@ -22,8 +22,8 @@
 //!
 //! The slot width follows the events' density, as Brown's queue resizes its buckets: a ring whose buckets hold
 //! more keys than a line spills them to heaps, and one whose buckets hold about one key moves its window at
-//! every pop. Every [`EPOCH`] moves of the window the queue looks at how the last ones went
-//! ([`EventQueue::review`]) and halves or doubles its slots, between the horizon's width and a sixteenth of it.
+//! every pop. Every `EPOCH` moves of the window the queue looks at how the last ones went
+//! (`EventQueue::review`) and halves or doubles its slots, between the horizon's width and a sixteenth of it.
 //! At the horizon's width a 1024-host fat tree pops five to seven events from each slot it reaches, and a
 //! quarter to two fifths of its pushes spill; CLOS-128 pops three or four, and one push in 20 to 60 spills.
 //! The width changes only how fast the queue runs: the keys, and so the order events pop in, are the same at
@@ -116,7 +116,7 @@ pub struct EventQueue<E> {
     /// [`CROWDED`] while the slots are narrower than the widest, else more keys than a bucket holds: at the
     /// widest width nothing asks whether twice the width would spill.
     crowded_above: u8,
-    /// What the pops since the last review did, to choose the width by.
+    /// What the queue did since the last review, to choose the width by.
     review: Review,
     in_ring: usize,
     /// Events beyond the window, as (time << 24 | masked event bits).
@@ -151,7 +151,8 @@ impl<E: EventBits> EventQueue<E> {
     }
 
     /// An empty queue whose ring spans at least `horizon` (the largest link delay plus a serialization is a
-    /// good choice). Any horizon is correct; it only affects speed.
+    /// good choice) at its widest slots, where it starts; crowded, it narrows them (`EventQueue::review`). Any
+    /// horizon is correct; it only affects speed.
     pub fn with_horizon(horizon: Time) -> Self {
         let width = horizon
             .0
