@@ -2082,16 +2082,8 @@ impl Shard {
         if queues.is_empty() {
             return Some(sending.is_some() as u32);
         }
-        // The runs first, asking for the first packet of each run whose tag is that packet's; then their tags,
-        // so that those packets' misses overlap rather than follow one another.
-        let runs: Vec<Run> = queues.runs().collect();
-        for &run in &runs {
-            if let Run::From(id) = run {
-                self.packets.prefetch(id);
-            }
-        }
-        let mut flows = Vec::with_capacity(runs.len() + 1);
-        for run in runs {
+        let mut flows = Vec::with_capacity(queues.len() + 1);
+        for run in queues.runs() {
             let tag = match run {
                 Run::Tag(tag) => tag,
                 Run::From(id) => flow_tag(self.packets.get(id)),
