@@ -82,6 +82,19 @@ fn tie_mask(time: Time) -> u32 {
     (time.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - EVENT_BITS)) as u32
 }
 
+/// The key of masked event `masked` due at `time` within its slot of 2^`shift` ps: the time's offset in the slot
+/// above the event's bits.
+#[inline(always)]
+fn slot_key(shift: u32, time: u64, masked: u64) -> u64 {
+    (time & ((1 << shift) - 1)) << EVENT_BITS | masked
+}
+
+/// The time of key `key` of absolute slot `slot` (slots of 2^`shift` ps): the inverse of [`slot_key`].
+#[inline(always)]
+fn key_time(shift: u32, slot: u64, key: u64) -> u64 {
+    slot << shift | key >> EVENT_BITS
+}
+
 /// One bucket: up to [`INLINE`] keys in place; more go to a spill heap, and while it has any the inline part
 /// stays full.
 #[derive(Clone, Copy, Default)]
@@ -204,7 +217,7 @@ impl<E: EventBits> EventQueue<E> {
         let slot = time.0 >> self.shift;
         debug_assert!(slot >= self.cur, "event scheduled in the past");
         if slot < self.cur + BUCKETS as u64 {
-            let key = (time.0 & ((1 << self.shift) - 1)) << EVENT_BITS | masked;
+            let key = slot_key(self.shift, time.0, masked);
             let b = (slot % BUCKETS as u64) as usize;
             let bucket = &mut self.buckets[b];
             self.in_ring += 1;
@@ -308,7 +321,7 @@ impl<E: EventBits> EventQueue<E> {
     /// The time and event of bucket key `key` of absolute slot `slot`.
     #[inline]
     fn decode(&self, slot: u64, key: u64) -> (Time, E) {
-        let time = Time(slot << self.shift | key >> EVENT_BITS);
+        let time = Time(key_time(self.shift, slot, key));
         let masked = (key & EVENT_MASK) as u32;
         (time, E::from_bits(masked ^ tie_mask(time)))
     }
@@ -348,7 +361,7 @@ impl<E: EventBits> EventQueue<E> {
         // limit is past the slot).
         let bound = match limit.0 >> self.shift {
             l if l > slot => u64::MAX,
-            l if l == slot => (limit.0 & ((1 << self.shift) - 1)) << EVENT_BITS | EVENT_MASK,
+            l if l == slot => slot_key(self.shift, limit.0, EVENT_MASK),
             _ => return None,
         };
         let key = self.take_min((slot % BUCKETS as u64) as usize, bound)?;
@@ -370,10 +383,9 @@ impl<E: EventBits> EventQueue<E> {
     /// often: the gap between the two keeps the width from flapping). A spill writes a heap of its own, apart
     /// from the ring's lines, where a move of the window reads the next bucket's line. Events due at one
     /// instant share a slot at every width: a burst of them can narrow the slots to no gain, down to the
-    /// narrowest. In the median epoch at the horizon's width,
-    /// pushes spilled 2.7 to 6 times per move on a 1024-host fat tree, where a quarter of the width ran 5-10%
-    /// faster; and 0.06 to 0.24 times on CLOS-128, where a quarter of the width ran 2-4% slower
-    /// (BENCHMARKS.md). Returns `key`, just taken from slot `slot` and not yet decoded, as the slot and key it
+    /// narrowest. In the median epoch at the horizon's width, pushes spilled 2.7 to 6 times per move on a
+    /// 1024-host fat tree, where a quarter of the width ran 5-10% faster; and 0.06 to 0.24 times on CLOS-128,
+    /// where a quarter of the width ran 2-4% slower (BENCHMARKS.md). Returns `key`, just taken from slot `slot` and not yet decoded, as the slot and key it
     /// has at the new width.
     #[cold]
     fn review(&mut self, slot: u64, key: u64) -> (u64, u64) {
@@ -389,14 +401,11 @@ impl<E: EventBits> EventQueue<E> {
             self.review = Review::default();
             return (slot, key);
         }
-        let time = slot << self.shift | key >> EVENT_BITS;
+        let time = key_time(self.shift, slot, key);
         self.reshape(shift);
         // The rebuild's own pushes are not the next epoch's.
         self.review = Review::default();
-        (
-            time >> shift,
-            (time & ((1 << shift) - 1)) << EVENT_BITS | key & EVENT_MASK,
-        )
+        (time >> shift, slot_key(shift, time, key & EVENT_MASK))
     }
 
     /// Rebuilds the queue with slots of 2^`shift` ps: every pending key, in the ring, its spills and the far
@@ -412,8 +421,7 @@ impl<E: EventBits> EventQueue<E> {
             }
             let slot = self.cur + ((b + BUCKETS - start) % BUCKETS) as u64;
             let full = |key: u64| {
-                ((slot << self.shift | key >> EVENT_BITS) as u128) << EVENT_BITS
-                    | (key & EVENT_MASK) as u128
+                (key_time(self.shift, slot, key) as u128) << EVENT_BITS | (key & EVENT_MASK) as u128
             };
             keys.extend(bucket.keys[..bucket.len as usize].iter().map(|&k| full(k)));
             if bucket.spill != 0 {
