@@ -222,7 +222,7 @@ impl Shard {
         let arrival = Arrival {
             now: self.now,
             in_port: e.in_local,
-            out_port: self.sw_ports[e.out_sp as usize].local,
+            out_port: e.out_local,
             hash: e.p.hash,
             flow: e.p.flow.0,
             upstream_q: e.p.upstream_q,

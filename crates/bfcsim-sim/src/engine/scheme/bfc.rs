@@ -216,7 +216,7 @@ impl SchemeSide for Bfc {
     fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
         let en = sh.bfc_enqueue(e);
         let queue = en.queue as usize;
-        let out_local = sh.sw_ports[e.out_sp as usize].local as usize;
+        let out_local = e.out_local as usize;
         if let Err(reason) = sh.admit(e.s, out_local, queue, e.pkt, e.p.size) {
             sh.bfc_undo(e, &en);
             return Err(reason);
@@ -324,7 +324,7 @@ impl Shard {
         let p = &e.p;
         let queues = self.class_queues(p.class);
         let out = &self.sw_ports[e.out_sp as usize];
-        let (in_local, out_local) = (e.in_local, out.local);
+        let (in_local, out_local) = (e.in_local, e.out_local);
         let level = self.class_level(p.class);
         let Scheme::Bfc(b) = &mut self.scheme else {
             unreachable!("BFC runs")
@@ -355,7 +355,7 @@ impl Shard {
         let d = Departure {
             now: self.now,
             in_port: e.in_local,
-            out_port: self.sw_ports[e.out_sp as usize].local,
+            out_port: e.out_local,
             hash: e.p.hash,
             flow: e.p.flow.0,
             upstream_q: e.p.upstream_q,

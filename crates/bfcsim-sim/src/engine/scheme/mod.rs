@@ -55,6 +55,8 @@ pub(super) struct Entry {
     pub in_local: u16,
     /// The switch port routing chose (index into `Shard::sw_ports`).
     pub out_sp: u32,
+    /// That port's local number at the switch.
+    pub out_local: u16,
     /// That port's id.
     pub egress: PortId,
     /// The packet.

@@ -92,7 +92,7 @@ impl SchemeSide for Pfc {
     #[inline]
     fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
         let queue = sh.data_queue_for(e.p.class, e.p.hash);
-        let out_local = sh.sw_ports[e.out_sp as usize].local as usize;
+        let out_local = e.out_local as usize;
         let charge = sh.pfc_admit(e.s, e.in_local as usize, out_local, queue, &e.p)?;
         sh.hold_charge(e.pkt, charge);
         sh.push_admitted(e, queue);
