@@ -332,7 +332,7 @@ mod tests {
     /// them) and fill the pool to 2.91 MB, above Kmax: BCC marks every packet.
     #[test]
     fn dynamic_threshold_states_and_bcc_decision() {
-        use crate::mmu::{Mmu, MmuLayout};
+        use crate::mmu::{Levels, MmuLayout};
         let pool = paper_pool();
         let red = SharedEcn {
             enabled: true,
@@ -342,7 +342,7 @@ mod tests {
         .red;
         let pkt = 9_000u64;
         for (busy, shared_each, p_mark) in [(1usize, 2_400_000.0, 0.075), (8, 363_636.0, 1.0)] {
-            let mut mmu = Mmu::new(MmuLayout {
+            let mut mmu = Levels::new(MmuLayout {
                 unlimited: false,
                 pool_size: vec![3_000_000],
                 pool_of_port: vec![0; 8],

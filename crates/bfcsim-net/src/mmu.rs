@@ -1,6 +1,10 @@
 //! The shared-buffer memory management unit of a switch (BCC §II-B), as a pure module:
 //! `admit` / `release`, tested without the event loop.
 //!
+//! The MMU keeps the pools' and the switch's totals; each call is told how many bytes the queue holds, which
+//! the switch's port queues count ([`crate::queues::PortQueues::queue_bytes`]): one count of a queue's level,
+//! read in the line the enqueue and the dequeue touch anyway.
+//!
 //! Each egress queue owns a static reserve; bytes beyond it come from the shared pool its port belongs to. A
 //! switch may have several pools (BCC's "3 MB per 8 ports", Tomahawk-style). Admission into the shared part
 //! follows Dynamic Threshold (Choudhury & Hahne): with `free = B − Σ shared`, a packet is admitted to queue i
@@ -116,18 +120,17 @@ pub struct MmuLayout {
 /// Occupancy and admission state of one switch's buffer.
 ///
 /// Laid out by how often a packet touches it. The first cache line holds all that an admission and a release
-/// read under Dynamic Threshold with one pool per switch (the default): the queues' bytes (8 bytes per queue,
-/// port-major, so that the queues of a port share a few lines), the pool, the reserve, the switch's total and
-/// the α table, which every switch of a run shares. A packet therefore touches two lines of its switch's buffer
-/// state, this one and its queue's bytes; on the 1024-host fat tree, where the 320 switches' state does not fit
-/// a core's cache, the pools, the port-to-pool table and a per-switch α table were three more misses. Several
+/// read under Dynamic Threshold with one pool per switch (the default): the pool, the reserve, the switch's
+/// total and the α table, which every switch of a run shares. A packet therefore touches one line of its
+/// switch's buffer state. The queues' levels were a second, an array of their own here, read and written at
+/// the enqueue and again at the dequeue: on the 1024-host fat tree, where the 320 switches' state does not fit
+/// a core's cache, a tenth of BFC's event-loop samples; the caller now says the level, from its port queues.
+/// The pools, the port-to-pool table and a per-switch α table were three more misses there before. Several
 /// pools per switch ([`MmuLayout::pool_of_port`]), the ns-2 admission's counters and the pools' peaks, read on
 /// the paths that need them, come after.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Mmu {
-    /// Bytes held per (port, queue), port-major, reserve and shared together.
-    bytes: Box<[u64]>,
     /// The switch's one pool; unused when it has several (`multi_pool`), which are in `pools`.
     pool: Pool,
     /// Dynamic Threshold α by queue index (the same at every port).
@@ -154,8 +157,7 @@ pub struct Mmu {
     underflows: u64,
 }
 
-// The fields every packet reads fit the first line (`bytes` 16, `pool` 16, `alpha` 8, `reserve` and `total` 16,
-// the rest 7).
+// The fields every packet reads fit the first line (`pool` 16, `alpha` 8, `reserve` and `total` 16, the rest 7).
 const _: () = assert!(std::mem::offset_of!(Mmu, multi_pool) < 64);
 
 #[derive(Clone, Copy, Debug)]
@@ -182,7 +184,6 @@ impl Mmu {
             .collect();
         let multi_pool = pools.len() > 1;
         Mmu {
-            bytes: vec![0; queues].into_boxed_slice(),
             pool: pools[0],
             alpha: layout.alpha,
             reserve: layout.reserve,
@@ -239,16 +240,20 @@ impl Mmu {
         }
     }
 
-    /// Tries to take `bytes` for a packet entering `queue` of local `port`; says where they are counted.
-    /// Always inlined: it runs for every packet entering a switch queue.
+    /// Tries to take `bytes` for a packet entering `queue` of local `port`, which holds `held` bytes; says
+    /// where they are counted. Always inlined: it runs for every packet entering a switch queue.
     #[inline(always)]
-    pub fn admit(&mut self, port: usize, queue: usize, bytes: u64) -> Result<Charge, DropReason> {
-        let qi = self.qi(port, queue);
+    pub fn admit(
+        &mut self,
+        port: usize,
+        queue: usize,
+        bytes: u64,
+        held: u64,
+    ) -> Result<Charge, DropReason> {
         if self.admission == Admission::BccNs2 {
-            return self.admit_bcc_ns2(port, queue, bytes);
+            return self.admit_bcc_ns2(port, queue, bytes, held);
         }
         let (reserve, unlimited) = (self.reserve, self.unlimited);
-        let held = self.bytes[qi];
         let extra = (held + bytes).saturating_sub(reserve) - held.saturating_sub(reserve);
         if extra > 0 && !unlimited {
             let alpha = self.alpha[queue];
@@ -263,7 +268,6 @@ impl Mmu {
                 return Err(DropReason::DynamicThreshold);
             }
         }
-        self.bytes[qi] = held + bytes;
         // Within the pool's size (tested above) unless the buffer is unlimited, whose pools are not checked:
         // no peak to keep.
         self.pool_mut(port).used += extra;
@@ -278,12 +282,13 @@ impl Mmu {
         port: usize,
         queue: usize,
         bytes: u64,
+        held: u64,
     ) -> Result<Charge, DropReason> {
         let qi = self.qi(port, queue);
-        let len = self.bytes[qi] + bytes;
+        let len = held + bytes;
         if len + self.reserve_count[qi] <= self.reserve {
             self.reserve_count[qi] += len;
-            self.take(port, qi, bytes, 0);
+            self.take(port, bytes, 0);
             return Ok(Charge::Reserve);
         }
         if !self.unlimited {
@@ -296,33 +301,31 @@ impl Mmu {
                 return Err(DropReason::DynamicThreshold);
             }
         }
-        self.take(port, qi, bytes, bytes);
+        self.take(port, bytes, bytes);
         Ok(Charge::Shared)
     }
 
-    /// Takes `bytes` for a packet of a lossless (PFC) priority entering `queue` of local `port`, without the
+    /// Takes `bytes` for a packet of a lossless (PFC) priority entering local `port`'s queue holding `held`
+    /// bytes, without the
     /// pool or Dynamic Threshold test: PFC's ingress admission ([`crate::pfc::PfcIngress::admit`]) has already
     /// granted the bytes, and a lossless packet must not be dropped at egress. HPCC's ns-3 does the same:
     /// `SwitchMmu::CheckEgressAdmission` always returns true. The bytes are counted like [`Mmu::admit`]'s, so
     /// occupancy, ECN and [`Mmu::violations`] (a pool over its size) still see them.
     #[inline]
-    pub fn admit_lossless(&mut self, port: usize, queue: usize, bytes: u64) -> Charge {
-        let qi = self.qi(port, queue);
+    pub fn admit_lossless(&mut self, port: usize, bytes: u64, held: u64) -> Charge {
         if self.admission == Admission::BccNs2 {
-            self.take(port, qi, bytes, bytes);
+            self.take(port, bytes, bytes);
             return Charge::Shared;
         }
-        let held = self.bytes[qi];
         let extra = self.shared_of(held + bytes) - self.shared_of(held);
-        self.take(port, qi, bytes, extra);
+        self.take(port, bytes, extra);
         Charge::ByLevel
     }
 
-    /// Counts `bytes` into queue `qi` of local `port`, `extra` of them from the port's pool's shared part, and
-    /// keeps the pool's peak (these paths may take a pool past its size).
+    /// Counts `bytes` of a packet entering a queue of local `port`, `extra` of them from the port's pool's
+    /// shared part, and keeps the pool's peak (these paths may take a pool past its size).
     #[inline]
-    fn take(&mut self, port: usize, qi: usize, bytes: u64, extra: u64) {
-        self.bytes[qi] += bytes;
+    fn take(&mut self, port: usize, bytes: u64, extra: u64) {
         let i = self.pool_of(port);
         let pool = self.pool_mut(port);
         pool.used += extra;
@@ -331,62 +334,58 @@ impl Mmu {
         self.total += bytes;
     }
 
-    /// Returns `bytes` of a packet leaving `queue` of local `port` that [`Mmu::admit`] charged
-    /// [`Charge::ByLevel`].
+    /// Returns `bytes` of a packet leaving a queue of local `port` that held `held` bytes with it, which
+    /// [`Mmu::admit`] charged [`Charge::ByLevel`].
     #[inline]
-    pub fn release(&mut self, port: usize, queue: usize, bytes: u64) {
-        let qi = self.qi(port, queue);
-        let (held, after) = self.drain(qi, bytes);
+    pub fn release(&mut self, port: usize, bytes: u64, held: u64) {
+        let after = self.drain(bytes, held);
         let shared = self.shared_of(held) - self.shared_of(after);
         self.pool_mut(port).used -= shared;
     }
 
-    /// Returns `bytes` of a packet leaving `queue` of local `port`, counted where its admission said.
+    /// Returns `bytes` of a packet leaving `queue` of local `port`, which held `held` bytes with it, counted
+    /// where its admission said.
     #[inline(never)]
-    pub fn release_charged(&mut self, port: usize, queue: usize, bytes: u64, charge: Charge) {
-        let qi = self.qi(port, queue);
+    pub fn release_charged(
+        &mut self,
+        port: usize,
+        queue: usize,
+        bytes: u64,
+        held: u64,
+        charge: Charge,
+    ) {
         match charge {
-            Charge::ByLevel => self.release(port, queue, bytes),
+            Charge::ByLevel => self.release(port, bytes, held),
             Charge::Reserve => {
-                self.drain(qi, bytes);
+                self.drain(bytes, held);
                 // ns-2 takes off the packet's size only; what its admission added for the queue stays.
+                let qi = self.qi(port, queue);
                 let count = &mut self.reserve_count[qi];
                 *count = count.saturating_sub(bytes);
             }
             Charge::Shared => {
-                let (held, after) = self.drain(qi, bytes);
+                let after = self.drain(bytes, held);
                 self.pool_mut(port).used -= held - after;
             }
         }
     }
 
-    /// Takes `bytes` off queue `qi` and the switch's total (counting a release of more than the queue held);
-    /// returns the queue's bytes before and after.
+    /// Takes `bytes` leaving a queue that held `held` off the switch's total (counting a release of more than
+    /// the queue held); returns the queue's bytes after.
     #[inline(always)]
-    fn drain(&mut self, qi: usize, bytes: u64) -> (u64, u64) {
-        let held = self.bytes[qi];
+    fn drain(&mut self, bytes: u64, held: u64) -> u64 {
         if bytes > held {
             self.underflows += 1;
         }
         let after = held.saturating_sub(bytes);
-        self.bytes[qi] = after;
         self.total -= held - after;
-        (held, after)
+        after
     }
 
     /// Bytes held by the whole switch.
     #[inline]
     pub fn total(&self) -> u64 {
         self.total
-    }
-    /// Bytes held by one queue.
-    pub fn queue_bytes(&self, port: usize, queue: usize) -> u64 {
-        self.bytes[self.qi(port, queue)]
-    }
-    /// Bytes held by all queues of one port.
-    pub fn port_bytes(&self, port: usize) -> u64 {
-        let q = self.queues_per_port as usize;
-        self.bytes[port * q..(port + 1) * q].iter().sum()
     }
     /// Shared bytes in use in `pool`.
     #[inline]
@@ -439,6 +438,77 @@ impl Mmu {
     }
 }
 
+/// A buffer with its queues' levels beside it, as a switch's port queues keep them: the tests' caller of
+/// [`Mmu`], which is told each queue's level.
+#[cfg(test)]
+pub(crate) struct Levels {
+    mmu: Mmu,
+    held: Vec<u64>,
+    queues_per_port: usize,
+}
+
+#[cfg(test)]
+impl Levels {
+    pub(crate) fn new(layout: MmuLayout) -> Levels {
+        let (ports, queues_per_port) = (layout.pool_of_port.len(), layout.queues_per_port);
+        Levels {
+            mmu: Mmu::new(layout),
+            held: vec![0; ports * queues_per_port],
+            queues_per_port,
+        }
+    }
+
+    fn held_mut(&mut self, port: usize, queue: usize) -> &mut u64 {
+        &mut self.held[port * self.queues_per_port + queue]
+    }
+
+    pub(crate) fn admit(
+        &mut self,
+        port: usize,
+        queue: usize,
+        bytes: u64,
+    ) -> Result<Charge, DropReason> {
+        let held = self.queue_bytes(port, queue);
+        let charge = self.mmu.admit(port, queue, bytes, held)?;
+        *self.held_mut(port, queue) += bytes;
+        Ok(charge)
+    }
+
+    pub(crate) fn admit_lossless(&mut self, port: usize, queue: usize, bytes: u64) -> Charge {
+        let held = self.queue_bytes(port, queue);
+        *self.held_mut(port, queue) += bytes;
+        self.mmu.admit_lossless(port, bytes, held)
+    }
+
+    pub(crate) fn release(&mut self, port: usize, queue: usize, bytes: u64) {
+        self.release_charged(port, queue, bytes, Charge::ByLevel);
+    }
+
+    pub(crate) fn release_charged(
+        &mut self,
+        port: usize,
+        queue: usize,
+        bytes: u64,
+        charge: Charge,
+    ) {
+        let held = self.queue_bytes(port, queue);
+        *self.held_mut(port, queue) = held.saturating_sub(bytes);
+        self.mmu.release_charged(port, queue, bytes, held, charge);
+    }
+
+    pub(crate) fn queue_bytes(&self, port: usize, queue: usize) -> u64 {
+        self.held[port * self.queues_per_port + queue]
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Deref for Levels {
+    type Target = Mmu;
+    fn deref(&self) -> &Mmu {
+        &self.mmu
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,7 +535,7 @@ mod tests {
             .into_iter()
             .flat_map(|c| [(c, Admission::DynamicThreshold), (c, Admission::BccNs2)])
         {
-            let mut mmu = Mmu::new(MmuLayout {
+            let mut mmu = Levels::new(MmuLayout {
                 admission,
                 ..layout(m, b, 0, alpha)
             });
@@ -492,7 +562,7 @@ mod tests {
     /// at most α·free.
     #[test]
     fn bcc_ns2_reserve_leaks_and_the_whole_queue_is_tested() {
-        let mut mmu = Mmu::new(MmuLayout {
+        let mut mmu = Levels::new(MmuLayout {
             admission: Admission::BccNs2,
             ..layout(1, 10_000, 5_000, 1.0)
         });
@@ -534,7 +604,7 @@ mod tests {
 
     #[test]
     fn reserve_is_used_first_and_release_balances() {
-        let mut mmu = Mmu::new(layout(2, 10_000, 2_000, 1.0));
+        let mut mmu = Levels::new(layout(2, 10_000, 2_000, 1.0));
         assert_eq!(mmu.admit(0, 0, 1_500), Ok(Charge::ByLevel));
         assert_eq!(mmu.pool_used(0), 0);
         mmu.admit(0, 0, 1_500).unwrap();
@@ -553,7 +623,7 @@ mod tests {
     /// size shows up as a violation.
     #[test]
     fn admit_lossless_counts_without_checks() {
-        let mut mmu = Mmu::new(layout(1, 2_000, 0, 0.5));
+        let mut mmu = Levels::new(layout(1, 2_000, 0, 0.5));
         mmu.admit(0, 0, 1_000).unwrap();
         assert_eq!(mmu.admit(0, 0, 1_000), Err(DropReason::DynamicThreshold));
         mmu.admit_lossless(0, 0, 1_000);
@@ -570,7 +640,7 @@ mod tests {
     /// size is reported for that pool alone.
     #[test]
     fn ports_draw_on_their_own_pool() {
-        let mut mmu = Mmu::new(MmuLayout {
+        let mut mmu = Levels::new(MmuLayout {
             pool_size: vec![3_000, 5_000],
             pool_of_port: vec![0, 0, 1],
             ..layout(3, 0, 0, 1.0)
@@ -594,12 +664,12 @@ mod tests {
 
     #[test]
     fn pool_full_and_unlimited() {
-        let mut mmu = Mmu::new(layout(1, 2_000, 0, 1000.0));
+        let mut mmu = Levels::new(layout(1, 2_000, 0, 1000.0));
         mmu.admit(0, 0, 1_500).unwrap();
         assert_eq!(mmu.admit(0, 0, 1_500), Err(DropReason::PoolFull));
         let mut l = layout(1, 2_000, 0, 1.0);
         l.unlimited = true;
-        let mut mmu = Mmu::new(l);
+        let mut mmu = Levels::new(l);
         for _ in 0..100 {
             mmu.admit(0, 0, 1_500).unwrap();
         }

@@ -52,16 +52,16 @@
 //! packets in the strict-priority control queue, ns-3's qIndex 0, bypass PFC entirely):
 //!
 //! 1. route it to egress port `out`, queue `q`;
-//! 2. lossy priority ([`PfcIngress::is_lossless`] false): `mmu.admit(out, q, size)`, dropping on error;
+//! 2. lossy priority ([`PfcIngress::is_lossless`] false): `mmu.admit(out, q, size, held)`, dropping on error;
 //! 3. `pfc.admit(in, prio, size)`; on [`Admission::Drop`] drop the packet (a lossless violation; the ingress
 //!    and egress ledgers are unchanged);
-//! 4. lossless priority: `mmu.admit_lossless(out, q, size)`;
+//! 4. lossless priority: `mmu.admit_lossless(out, size, held)` (`held`: the bytes queue `q` holds);
 //! 5. enqueue; remember `(in, prio)` with the packet (ns-3's `FlowIdTag`);
 //! 6. `pfc.poll_pause(in, prio)`: on `Some(Pause)` send one PAUSE frame for `prio` out of port `in`, at strict
 //!    priority ahead of data and outside the MMU (ns-3 `SendPfc` enqueues it in qIndex 0).
 //!
 //! When the packet leaves the switch (dequeued for transmission, ns-3 `SwitchNotifyDequeue`):
-//! `mmu.release(out, q, size)`, `pfc.release(in, prio, size)`, then `pfc.poll_resume(in, prio)`: on
+//! `mmu.release(out, size, held)`, `pfc.release(in, prio, size)`, then `pfc.poll_resume(in, prio)`: on
 //! `Some(Resume)` send one RESUME frame (a PAUSE with zero quanta) out of port `in`. ns-3 checks pause only on
 //! enqueue and resume only on dequeue of the same (port, priority); so do we.
 //!

@@ -1310,9 +1310,18 @@ impl Shard {
         pkt: PacketId,
         size: u32,
     ) -> Result<(), DropReason> {
-        let charge = self.switches[s].mmu.admit(port, queue, size as u64)?;
+        let held = self.queue_level(s, port, queue);
+        let charge = self.switches[s].mmu.admit(port, queue, size as u64, held)?;
         self.hold_charge(pkt, charge);
         Ok(())
+    }
+
+    /// The bytes `queue` of local port `port` of switch `s` holds: the level its buffer admits against, counted
+    /// once, by the port's queues.
+    #[inline(always)]
+    fn queue_level(&self, s: usize, port: usize, queue: usize) -> u64 {
+        let sp = self.switch_keys[s].first_sp as usize + port;
+        self.sw_ports[sp].queues.queue_bytes(queue)
     }
 
     /// Keeps a per-packet charge of the buffer ([`Shard::charges`]).
@@ -1370,13 +1379,16 @@ impl Shard {
             }
         }
         let mmu = &mut self.switches[out.switch as usize].mmu;
+        // The queue held the packet's bytes until the pop.
+        let held = out.queues.queue_bytes(queue) + size as u64;
         if self.charges.is_empty() {
-            mmu.release(out.local as usize, queue, size as u64);
+            mmu.release(out.local as usize, size as u64, held);
         } else {
             mmu.release_charged(
                 out.local as usize,
                 queue,
                 size as u64,
+                held,
                 self.charges[pkt.idx()],
             );
         }

@@ -180,6 +180,7 @@ impl Shard {
     ) -> Result<Charge, DropReason> {
         let prio = self.priority(p.class);
         let size = p.size as u64;
+        let held = self.queue_level(s, out, queue);
         let Shard {
             switches, scheme, ..
         } = self;
@@ -189,14 +190,14 @@ impl Shard {
         };
         let pfc = &mut st.ingress[s];
         if !pfc.is_lossless(prio) {
-            let charge = mmu.admit(out, queue, size)?;
+            let charge = mmu.admit(out, queue, size, held)?;
             pfc.admit(in_local, prio, size);
             return Ok(charge);
         }
         if pfc.admit(in_local, prio, size) == Admission::Drop {
             return Err(DropReason::HeadroomFull);
         }
-        let charge = mmu.admit_lossless(out, queue, size);
+        let charge = mmu.admit_lossless(out, size, held);
         if let Some(action) = pfc.poll_pause(in_local, prio) {
             self.pfc_send(s, action);
         }
