@@ -305,10 +305,9 @@ impl Mmu {
         Ok(Charge::Shared)
     }
 
-    /// Takes `bytes` for a packet of a lossless (PFC) priority entering local `port`'s queue holding `held`
-    /// bytes, without the
-    /// pool or Dynamic Threshold test: PFC's ingress admission ([`crate::pfc::PfcIngress::admit`]) has already
-    /// granted the bytes, and a lossless packet must not be dropped at egress. HPCC's ns-3 does the same:
+    /// Takes `bytes` for a packet of a lossless (PFC) priority entering local `port`'s queue holding `held` bytes,
+    /// without the pool or Dynamic Threshold test: PFC's ingress admission ([`crate::pfc::PfcIngress::admit`]) has
+    /// already granted the bytes, and a lossless packet must not be dropped at egress. HPCC's ns-3 does the same:
     /// `SwitchMmu::CheckEgressAdmission` always returns true. The bytes are counted like [`Mmu::admit`]'s, so
     /// occupancy, ECN and [`Mmu::violations`] (a pool over its size) still see them.
     #[inline]

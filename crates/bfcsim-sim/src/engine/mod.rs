@@ -570,11 +570,9 @@ pub struct Shard {
     /// Each switch's [`SwitchKey`], by the same index.
     switch_keys: Vec<SwitchKey>,
     /// Each switch port's local number at its switch, by port id (0 for a host's port): with
-    /// [`SwitchKey::first_sp`], the egress's switch port from routing's answer alone, where the engine read
-    /// the egress wire's owner, then the switch port's local number, then the buffer's bytes at that number,
-    /// each load waiting for the one before. Two bytes a port, the table stays cached. CLOS-128's DCTCP takes
-    /// 0.3% fewer instructions; the 1024-host tree's BFC, whose three loads missed in a quarter of its
-    /// event-loop samples, runs no faster: its misses moved to the reads that follow.
+    /// [`SwitchKey::first_sp`], the egress's switch port from routing's answer alone, where the engine read the
+    /// egress wire's owner to find the switch port, then the port's local number there, each load waiting for
+    /// the one before. Two bytes a port, the table stays cached (CLOS-128's DCTCP: 0.3% fewer instructions).
     port_local: Vec<u16>,
     /// Switch index of each node (`u32::MAX` for hosts).
     switch_of_node: Vec<u32>,
