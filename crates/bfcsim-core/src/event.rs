@@ -377,16 +377,15 @@ impl<E: EventBits> EventQueue<E> {
         Some(self.decode(slot, key))
     }
 
-    /// Chooses the slot width for the next [`EPOCH`] moves of the window from the last ones: narrower when
-    /// pushes spilled more than half as often as the window moved, wider when pushes that would have spilled
-    /// at twice the width came less than once every eight moves (where the window moves about 0.6 times as
-    /// often: the gap between the two keeps the width from flapping). A spill writes a heap of its own, apart
-    /// from the ring's lines, where a move of the window reads the next bucket's line. Events due at one
-    /// instant share a slot at every width: a burst of them can narrow the slots to no gain, down to the
-    /// narrowest. In the median epoch at the horizon's width, pushes spilled 2.7 to 6 times per move on a
-    /// 1024-host fat tree, where a quarter of the width ran 5-10% faster; and 0.06 to 0.24 times on CLOS-128,
-    /// where a quarter of the width ran 2-4% slower (BENCHMARKS.md). Returns `key`, just taken from slot `slot` and not yet decoded, as the slot and key it
-    /// has at the new width.
+    /// Chooses the slot width for the next [`EPOCH`] moves of the window from the last ones: narrower when pushes
+    /// spilled more than half as often as the window moved, wider when pushes that would have spilled at twice the
+    /// width came less than once every eight moves (where the window moves about 0.6 times as often: the gap between
+    /// the two keeps the width from flapping). A spill writes a heap of its own, apart from the ring's lines, where a
+    /// move of the window reads the next bucket's line. Events due at one instant share a slot at every width: a burst
+    /// of them can narrow the slots to no gain, down to the narrowest. In the median epoch at the horizon's width,
+    /// pushes spilled 2.7 to 6 times per move on a 1024-host fat tree, where a quarter of the width ran 5-10% faster;
+    /// and 0.06 to 0.24 times on CLOS-128, where a quarter of the width ran 2-4% slower (BENCHMARKS.md). Returns `key`,
+    /// just taken from slot `slot` and not yet decoded, as the slot and key it has at the new width.
     #[cold]
     fn review(&mut self, slot: u64, key: u64) -> (u64, u64) {
         let r = self.review;
