@@ -1533,10 +1533,17 @@ impl Shard {
             return true;
         }
         let host = &mut self.hosts[h as usize];
+        // Only a NIC with a paused queue can be held whole by the scheme.
+        let paused = host.nic.any_paused();
         if let Some(pkt) = host.ctrl.pop_front() {
-            let more = !host.ctrl.is_empty() || !host.ready.is_empty();
+            let flows_wait = !host.ready.is_empty();
+            let more =
+                !host.ctrl.is_empty() || flows_wait && !(paused && self.scheme_nic_blocked(h));
             self.transmit(port, pkt);
             return more;
+        }
+        if paused && self.scheme_nic_blocked(h) {
+            return false;
         }
         while let Some(id) = self.next_ready(h) {
             let slot = self.flow_state[id.idx()].slot;

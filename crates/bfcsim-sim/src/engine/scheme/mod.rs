@@ -10,6 +10,7 @@
 //! | setup | [`SchemeSide::init`] | once, after the network and congestion control exist |
 //! | NIC: a flow starts | [`SchemeSide::flow_started`] | the flow's sender is created at its source NIC; returns the flow's NIC queue |
 //! | NIC: scheduling | [`SchemeSide::nic_poll`] | the NIC is free: the scheme may send a packet it schedules itself (ExpressPass's rate-limited credits) before control frames and data |
+//! | NIC: scheduling | [`SchemeSide::nic_blocked`] | the NIC is free, or has just sent a control frame: whether all its flows are stopped, so that it neither goes round them nor wakes for them |
 //! | NIC: scheduling | [`SchemeSide::may_send`] | before a flow joins its NIC's round and before each of its packets leaves |
 //! | NIC: a data packet leaves | [`SchemeSide::data_sent`] | the packet is built; the scheme may stamp it (the credit it answers, its priority) |
 //! | switch: routing | [`SchemeSide::route`] | a packet entered a switch; the scheme may choose its egress (ExpressPass's credits retrace their data's path) |
@@ -139,6 +140,15 @@ pub(super) trait SchemeSide: Sized {
     /// The flow on NIC queue `nic_q` of host `h` finished.
     #[inline(always)]
     fn flow_finished(_sh: &mut Shard, _h: u32, _nic_q: u32) {}
+
+    /// Whether every flow of host `h`'s NIC is stopped (its NIC queues all paused): the NIC then sends only
+    /// control frames and leaves its ready flows in their order, where going round them would only park each
+    /// one ([`SchemeSide::may_send`]). The NIC is woken when a queue resumes ([`Shard::set_nic_paused`]). The
+    /// engine asks only while one of the NIC's queues is paused.
+    #[inline(always)]
+    fn nic_blocked(_sh: &Shard, _h: u32) -> bool {
+        false
+    }
 
     /// Whether flow `id` (in slot `slot` of host `h`) may send now, as far as the scheme is concerned; the scheme
     /// re-readies it ([`Shard::make_ready`]) when that changes.
@@ -280,6 +290,12 @@ impl Shard {
     #[inline(always)]
     pub(super) fn scheme_flow_finished(&mut self, h: u32, nic_q: u32) {
         dispatch!(self, flow_finished(h, nic_q))
+    }
+
+    /// [`SchemeSide::nic_blocked`] of the running scheme.
+    #[inline(always)]
+    pub(super) fn scheme_nic_blocked(&self, h: u32) -> bool {
+        dispatch!(self, nic_blocked(h))
     }
 
     /// [`SchemeSide::may_send`] of the running scheme.

@@ -35,6 +35,8 @@ pub(in crate::engine) struct Pfc {
     ports: Vec<PortPause>,
     /// Every PFC frame received, in event order.
     records: Vec<PfcRecord>,
+    /// Bit `p` set for each data priority `p`: a NIC whose paused priorities cover it has every flow stopped.
+    all_priorities: u64,
 }
 
 fn me(sh: &mut Shard) -> &mut Pfc {
@@ -82,6 +84,7 @@ impl SchemeSide for Pfc {
             ingress,
             ports: vec![PortPause::new(classes); sh.topo.ports.len()],
             records: Vec::new(),
+            all_priorities: u64::MAX >> (64 - classes),
         };
         sh.hop.enabled = true;
         Ok(pfc)
@@ -122,10 +125,27 @@ impl SchemeSide for Pfc {
         sh.priority(sh.flows[id.idx()].spec.class) as u32
     }
 
-    /// A flow whose priority is paused waits, parked, for its RESUME.
-    #[inline]
+    /// A NIC with every data priority paused sends only ACKs, NACKs and CNPs: its flows keep their places in its
+    /// round robin, as HPCC's ns-3 NIC skips paused queue pairs in its scan without moving them
+    /// (`RdmaEgressQueue::GetNextQindex`).
+    #[inline(always)]
+    fn nic_blocked(sh: &Shard, h: u32) -> bool {
+        let nic = &sh.hosts[h as usize].nic;
+        nic.any_paused() && {
+            let all = me_ref(sh).expect("PFC runs").all_priorities;
+            nic.paused_word(0) & all == all
+        }
+    }
+
+    /// A flow whose priority is paused waits, parked, for its RESUME; but on a NIC with every priority paused it
+    /// joins the round robin behind the flows already there, which the NIC does not go round until a RESUME
+    /// ([`SchemeSide::nic_blocked`]).
+    #[inline(always)]
     fn may_send(sh: &mut Shard, h: u32, id: FlowId, slot: usize) -> bool {
-        !sh.park_if_paused(h, id, slot)
+        if !sh.hosts[h as usize].nic.any_paused() {
+            return true;
+        }
+        Self::nic_blocked(sh, h) || !sh.park_if_paused(h, id, slot)
     }
 
     fn violations(sh: &Shard, v: &mut Vec<String>) {
