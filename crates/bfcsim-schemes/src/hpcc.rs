@@ -213,15 +213,18 @@ impl Hpcc {
     }
 }
 
+// The window and rate convert through `i64`: one instruction, where an `f64`'s conversion to `u64` is a branching
+// sequence, and the NIC asks for both at every packet it sends. The same values: `w` is clamped to
+// [`min_w`, `max_w`], positive and far below 2⁶³.
 impl CongestionControl for Hpcc {
     #[inline]
     fn window(&self) -> u64 {
-        (self.w as u64).max(1)
+        (self.w as i64).max(1) as u64
     }
 
     #[inline]
     fn rate(&self) -> Option<Rate> {
-        Some(Rate(((self.w * 8e12 / self.t) as u64).max(1)))
+        Some(Rate(((self.w * 8e12 / self.t) as i64).max(1) as u64))
     }
 
     fn on_ack(&mut self, _now: Time, ack: &AckSignal) {
