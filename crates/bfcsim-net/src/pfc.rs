@@ -450,7 +450,7 @@ impl PfcIngress {
     /// (port, priority) stays within its pause threshold and the free buffer, then headroom; [`Admission::Drop`]
     /// when headroom cannot take it (counted in [`PfcIngress::lossless_drops`]). Lossy priorities always go to
     /// the shared buffer: their admission is the egress MMU's.
-    #[inline]
+    #[inline(always)]
     pub fn admit(&mut self, port: usize, prio: u8, size: u64) -> Admission {
         let i = self.ix(port, prio);
         let held = self.ingress[i];

@@ -189,7 +189,10 @@ impl Shard {
     /// Admits packet `p` (data, or an ACK without `switch.ack_priority`), which entered switch `s` through
     /// local port `in_local`, into `queue` of local egress port `out`: steps 2–4 and 6 of [`bfcsim_net::pfc`]'s
     /// call order.
-    #[inline(never)]
+    ///
+    /// Inlined into the enqueue, with [`PfcIngress::admit`]: out of line, the two calls cost about 60
+    /// instructions a packet in saved registers and arguments (CLOS-128 at 1 ms: HPCC and DCQCN −1.9%).
+    #[inline(always)]
     fn pfc_admit(
         &mut self,
         s: usize,
@@ -225,7 +228,7 @@ impl Shard {
     }
 
     /// Packet `pkt`, admitted by [`Shard::pfc_admit`], leaves switch port `sp`: its ingress bytes are released,
-    /// which may resume its ingress.
+    /// which may resume its ingress. Out of line: inlined into the dequeue it cost 0.6% more instructions.
     #[inline(never)]
     fn pfc_dequeue(&mut self, sp: u32, pkt: PacketId) {
         let p = self.packets.get(pkt);
