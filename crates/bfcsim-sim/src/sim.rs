@@ -1,6 +1,6 @@
 //! A run split across threads: conservative synchronous windows over shards of the network.
 //!
-//! The nodes are divided among shards ([`crate::engine::Shard`]), each a complete engine that handles the
+//! The nodes are divided among shards (`engine::Shard`), each a complete engine that handles the
 //! events of the ports, switches and hosts it owns. A packet sent on a link whose far end belongs to another
 //! shard leaves as a parcel and arrives no earlier than the link's delay later. So every shard can process a
 //! window of simulated time `[t0, t0 + L)`, `L` the smallest link delay of the fabric (the lookahead), without
@@ -55,7 +55,7 @@ impl Sim {
     }
 
     /// [`Sim::new`] in as many shards, each run by its own thread, as `threads` asks for and the run allows
-    /// (see [`Sim::shards_for`]). The results are the same for any number.
+    /// (see `Sim::shards_for`). The results are the same for any number.
     pub fn with_threads(
         topo: Topology,
         flows: &[FlowSpec],
@@ -446,11 +446,11 @@ impl Sim {
     pub fn egress_queue_bytes(&self, port: PortId, q: usize) -> u64 {
         self.of_port(port).egress_queue_bytes(port, q)
     }
-    /// Active flows at switch egress `port` ([`Shard::port_active_flows`]).
+    /// Active flows at switch egress `port` (`Shard::port_active_flows`).
     pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
         self.of_port(port).port_active_flows(port)
     }
-    /// The state of each queue of switch egress `port` now ([`Shard::port_queues`]).
+    /// The state of each queue of switch egress `port` now (`Shard::port_queues`).
     pub fn port_queues(&self, port: PortId) -> Option<Vec<QueueState>> {
         self.of_port(port).port_queues(port)
     }
@@ -482,7 +482,7 @@ impl Sim {
     pub fn link_paused_time(&self, port: PortId) -> Option<Time> {
         self.of_port(port).link_paused_time(port)
     }
-    /// [`Shard::port_pause_times`] of the shard owning `port`.
+    /// `Shard::port_pause_times` of the shard owning `port`.
     pub fn port_pause_times(&self, port: PortId) -> Option<(Time, Vec<Time>)> {
         self.of_port(port).port_pause_times(port)
     }

@@ -270,7 +270,7 @@ pub const MAX_SIGMA: f64 = 10.0;
 
 impl WorkloadSpec {
     /// Checks each value for its domain (the checks that need the topology come later, in [`crate::plan`] and
-    /// [`crate::generate`]); the message names the key.
+    /// [`crate::generate()`]); the message names the key.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.load.is_finite() && self.load >= 0.0) {
             return Err(format!(

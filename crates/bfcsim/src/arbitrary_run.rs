@@ -32,7 +32,7 @@ use crate::runner::{Outcome, prepare, simulate};
 /// The experiment every draw starts from: its workload keys are all overridden.
 const BASE: &str = "name = \"arbitrary\"\n[workload]\nload_on = \"host\"\nduration = \"10us\"\n";
 
-/// A small experiment: the `--set` overrides drawn, applied to [`BASE`].
+/// A small experiment: the `--set` overrides drawn, applied to `BASE`.
 #[derive(Clone, Debug)]
 pub struct SmallRun {
     /// The overrides, in the order drawn (shown when a property fails, to reproduce it with `bfcsim run`).

@@ -11,7 +11,7 @@
 //! - [`shaper`]: the credit rate limiter of a port (§3.1), a token bucket in integer time.
 //!
 //! Defaults follow the authors' public ns-2 simulator (kaist-ina/ns2-xpass, `xpass.cc`, `xpass-drop-tail.cc` and
-//! `scripts/large-scale-fattree.tcl`), the code BFC §6.2.1 ran ("for ExpressPass we use [1]"), with BFC's choices
+//! `scripts/large-scale-fattree.tcl`), the code BFC §6.2.1 ran ("for ExpressPass we use \[1\]"), with BFC's choices
 //! (α = 0.5, w_init = 1/16, 16 credits of credit buffer); `docs/FIDELITY.md` lists the differences.
 
 pub mod feedback;

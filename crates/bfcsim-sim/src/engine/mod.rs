@@ -507,7 +507,7 @@ pub struct Counters {
     pub dropped_bytes: u64,
     /// Packet transmissions over a link (packet-hops).
     pub hops: u64,
-    /// Events processed. A batch of scheme timers ([`Shard::arm_batched_timer`]) counts as its timers, so
+    /// Events processed. A batch of scheme timers (`Shard::arm_batched_timer`) counts as its timers, so
     /// that the count does not depend on how a run is split into shards (each fires its own batch).
     pub events: u64,
     /// Data packets sent again after a NACK or timeout (payload already sent once).
@@ -539,7 +539,7 @@ bfcsim_core::add_fields!(Counters {
     out_of_order,
 });
 
-/// One switch queue as [`Shard::port_queues`] sees it.
+/// One switch queue as [`crate::Sim::port_queues`] sees it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueueState {
     /// Bytes waiting.

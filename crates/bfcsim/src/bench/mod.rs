@@ -5,7 +5,7 @@
 //! (not workload generation, the ideal FCTs or the summary), so the numbers follow the engine. Each run is
 //! measured in a process of its own (`bfcsim bench --measure`), so that its peak memory is its own and not
 //! what the allocator kept from the runs before it. `--against` times another build on the same runs instead,
-//! in alternating pairs ([`against`]).
+//! in alternating pairs (module `against`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -96,7 +96,7 @@ pub struct Options {
     /// Measure the one run the options name in this process and print it as JSON (what the bench's own
     /// processes are asked to do).
     pub measure: bool,
-    /// Another build of bfcsim to time on the same runs, in alternating pairs with this one ([`against`]).
+    /// Another build of bfcsim to time on the same runs, in alternating pairs with this one (module `against`).
     pub against: Option<PathBuf>,
     /// Pairs of runs per configuration with `against`.
     pub pairs: usize,
