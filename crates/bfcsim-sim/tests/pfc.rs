@@ -128,11 +128,12 @@ fn pfc_pauses_slow_a_victim_flow_to_an_uncongested_host() {
     );
 }
 
-/// A PAUSE of a NIC's every priority stops its flows without moving them (HPCC's ns-3 NIC skips paused queue
-/// pairs and keeps its round-robin place, `RdmaEgressQueue::GetNextQindex`), and the RESUME wakes the NIC for
-/// them: three line-rate flows of one host share its NIC in round robin through an incast that pauses it again
-/// and again, all finish, and at every instant their acknowledged bytes differ by at most two packets (the
-/// first flow sent its first packet alone, before the others started, and stays one ahead).
+/// A PAUSE of a NIC's every priority stops its flows where they are in its round robin (HPCC's ns-3 NIC skips
+/// paused queue pairs and keeps its place, `RdmaEgressQueue::GetNextQindex`), and the RESUME wakes the NIC for
+/// them: three line-rate flows of one host, through an incast that pauses it again and again, all finish, and at
+/// every instant their acknowledged bytes differ by at most two packets (the first flow sent its first packet
+/// alone, before the others started, and stays one ahead). Without the wake-up the flows stall; the order itself
+/// is not observable here (the old put-back, which gave one flow two packets in a row, kept the same bound).
 #[test]
 fn a_paused_nic_keeps_its_round_robin() {
     let mut flows: Vec<_> = (0..3).map(|_| flow(1, 0, 400_000, Time::ZERO)).collect();
