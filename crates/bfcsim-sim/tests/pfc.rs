@@ -169,6 +169,47 @@ fn a_paused_nic_keeps_its_round_robin() {
     );
 }
 
+/// With two lossless priorities, a PAUSE stops only its own at the NIC: host 1 sends a class-0 flow into a
+/// 10-to-1 incast, which pauses its class 0 again and again, and a class-1 flow to an idle host, which goes on
+/// at the NIC's rate while class 0 waits (its flows parked until each RESUME).
+#[test]
+fn a_pause_of_one_priority_leaves_the_other_sending() {
+    let mut p = with_pfc(params(no_cc()));
+    p.switch.classes = 2;
+    p.switch.queues_per_port = 2;
+    p.switch.buffer = Bytes(2_000_000);
+    let other = FlowSpec {
+        class: 1,
+        ..flow(1, 2, 1_000_000, Time::ZERO)
+    };
+    let mut flows = vec![flow(1, 0, 1_000_000, Time::ZERO), other];
+    flows.extend((3..=12).map(|s| flow(s, 0, 1_000_000, Time::ZERO)));
+    let alone = run_all(star(13), &[other], p.clone());
+    let sim = run_all(star(13), &flows, p);
+    let nic = sim.topology().nodes[1].ports[0];
+    let pause = sim.pfc_port(nic).unwrap();
+    let (paused0, paused1) = (
+        pause.paused_time(0, sim.now()),
+        pause.paused_time(1, sim.now()),
+    );
+    let (t_alone, t_other, t_incast) = (fct(&alone, 0), fct(&sim, 1), fct(&sim, 0));
+    println!(
+        "host 1's NIC: class 0 paused {paused0}, class 1 paused {paused1}; class-1 flow {t_other} (alone \
+         {t_alone}), class-0 flow {t_incast}"
+    );
+    assert_eq!(drops(&sim), 0);
+    assert!(paused0 > Time::ZERO, "the incast pauses class 0 at host 1");
+    assert_eq!(paused1, Time::ZERO, "nothing pauses class 1");
+    assert!(
+        t_other.0 < 5 * t_alone.0 / 2,
+        "class 1 shares the NIC, not class 0's pauses"
+    );
+    assert!(
+        t_incast.0 > 3 * t_other.0,
+        "class 0 waits behind the incast"
+    );
+}
+
 /// BFC §6.2.1's HPCC-PFC: no PFC, every drop reported to the sender at once. A 32->1 incast of HPCC flows
 /// starting at line rate overflows a 500 KB buffer; every flow still completes, with no retransmission
 /// timeout.
