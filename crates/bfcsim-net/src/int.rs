@@ -123,12 +123,14 @@ impl IntStack {
     }
 
     /// Makes this stack the one [`IntStack::pack_into`] packed, from the count it returned and the packed
-    /// hops (`hops` starts where they start).
+    /// hops (`hops` starts where they start); returns how many of `hops` were its own (the stored ones), so that
+    /// a reader of several packed stacks finds where the next one starts.
     #[inline]
-    pub fn unpack(&mut self, hops: &[IntHop], pushed: u8) {
+    pub fn unpack(&mut self, hops: &[IntHop], pushed: u8) -> usize {
         let n = (pushed as usize).min(MAX_HOPS);
         self.hops[..n].copy_from_slice(&hops[..n]);
         self.pushed = pushed;
+        n
     }
 
     /// Appends a hop. Past [`MAX_HOPS`] the hop is not stored and the stack is marked as overflowed

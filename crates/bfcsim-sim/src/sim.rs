@@ -27,7 +27,7 @@ use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
 
 use crate::engine::{
-    Counters, FlowInfo, HopStats, Mail, Ownership, QueueState, Shard, SimParams, node_work,
+    Counters, FlowInfo, HopStats, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
 };
 use crate::partition::partition;
 
@@ -674,7 +674,7 @@ impl Rounds<'_> {
                     .parcels
                     .iter()
                     .flat_map(Mail::parcels)
-                    .map(|p| p.arrive)
+                    .map(Parcel::arrive)
                     .fold(shard.next_event(), Time::min);
                 post.done = shard.flows_done();
                 post.idle = shard.idle();

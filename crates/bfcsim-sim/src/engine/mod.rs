@@ -139,64 +139,55 @@ pub(crate) struct Ownership {
     pub shards: u8,
 }
 
-/// A packet leaving its shard over a link whose far end another shard owns, with what travels with it.
-pub(crate) struct Parcel {
+/// A packet leaving its shard over a link whose far end another shard owns: the packet itself, one line, whose
+/// two fields that mean something only on a wire ([`Packet::wire_next`] and [`Packet::stamp`], rewritten when
+/// the receiving shard puts it on its wire) carry the transmitting port and when the packet reaches the far
+/// end. With those two beside the packet, the 64-byte-aligned packet made a parcel two lines, each one copied
+/// into the mail, read by the other core and copied into its slab.
+#[derive(Clone, Copy)]
+pub(crate) struct Parcel(Packet);
+
+impl Parcel {
+    fn new(mut packet: Packet, port: PortId, arrive: Time) -> Parcel {
+        packet.wire_next = PacketId(port.0);
+        packet.stamp = arrive;
+        Parcel(packet)
+    }
+
     /// When it reaches the far end.
-    pub arrive: Time,
-    /// The transmitting port (the far end is its peer).
-    pub port: PortId,
-    pub packet: Packet,
-    pub extra: ParcelExtra,
+    pub(crate) fn arrive(&self) -> Time {
+        self.0.stamp
+    }
+
+    /// The transmitting port (the far end is its peer), when it reaches the far end, and the packet.
+    fn open(self) -> (PortId, Time, Packet) {
+        (PortId(self.0.wire_next.0), self.0.stamp, self.0)
+    }
 }
 
-/// State kept beside a packet in side tables of the sending shard.
-pub(crate) enum ParcelExtra {
-    None,
-    /// HPCC's INT records: where their stored hops start among the hops of the [`Mail`] the parcel travels
-    /// in, and how many hops were pushed ([`IntStack::pack_into`]). Each parcel once boxed its whole stack, a
-    /// 64-byte-aligned allocation in one thread freed in another, which under two threads made allocation a
-    /// tenth of an HPCC run's time. Whole stacks in the mail (192 bytes a parcel) then grew each vector that
-    /// circulates between shards to a busy window's worth: 22 MB more at the peak of 300 µs on the 1024-host
-    /// tree. Packed, a path of two switches takes 64 bytes.
-    Int {
-        first: u32,
-        pushed: u8,
-    },
-    /// A BFC refresh frame's bitmap of paused queues: where its words start among the words of the
-    /// [`Mail`] the parcel travels in, and how many there are. Each parcel once moved its own vector, allocated
-    /// in one thread and freed in the other.
-    Map {
-        first: u32,
-        len: u32,
-    },
-}
-
-/// Parcels for one shard, with the INT hops and refresh bitmaps they carry.
+/// Parcels for one shard, with the side-table state that travels with them: a BFC refresh frame's bitmap of
+/// paused queues (its words), and under INT each packet's stack (its stored hops). Each vector holds its
+/// items in the order of the parcels they go with; `counts` has, for every parcel with such state, the number
+/// of words of its bitmap or the hops pushed on its stack ([`IntStack::pack_into`]), which tells the reader
+/// where the next parcel's start. A parcel once carried its own vector or boxed stack, allocated in one thread
+/// and freed in the other (under two threads, allocation was a tenth of an HPCC run's time), and later the
+/// offsets of its items, which a second line per parcel carried.
 #[derive(Default)]
 pub(crate) struct Mail {
     parcels: Vec<Parcel>,
+    counts: Vec<u32>,
     hops: Vec<IntHop>,
     words: Vec<u64>,
 }
 
 impl Mail {
     /// Moves everything in `from` to the end of this mail (by swapping the vectors when this one is empty, so
-    /// that their capacities circulate), the moved parcels' indices shifted past this mail's hops and words.
+    /// that their capacities circulate).
     pub(crate) fn take_all(&mut self, from: &mut Mail) {
-        let (hops, words) = (self.hops.len() as u32, self.words.len() as u32);
-        let moved = self.parcels.len();
         take_all(&mut from.parcels, &mut self.parcels);
+        take_all(&mut from.counts, &mut self.counts);
         take_all(&mut from.hops, &mut self.hops);
         take_all(&mut from.words, &mut self.words);
-        if hops > 0 || words > 0 {
-            for p in &mut self.parcels[moved..] {
-                match &mut p.extra {
-                    ParcelExtra::Int { first, .. } => *first += hops,
-                    ParcelExtra::Map { first, .. } => *first += words,
-                    ParcelExtra::None => {}
-                }
-            }
-        }
     }
 
     /// The parcels, in the order they were posted.
@@ -1009,33 +1000,44 @@ impl Shard {
         into.take_all(&mut self.outbox[to]);
     }
 
-    /// Puts parcels from other shards on their wires' far ends, to be delivered when due.
+    /// Puts parcels from other shards on their wires' far ends, to be delivered when due, with their side-table
+    /// state (read in the order [`Shard::post`] wrote it).
     pub(crate) fn accept(&mut self, mail: &mut Mail) {
-        for Parcel {
-            arrive,
-            port,
-            packet,
-            extra,
-        } in mail.parcels.drain(..)
-        {
+        let Mail {
+            parcels,
+            counts,
+            hops,
+            words,
+        } = mail;
+        let (mut counts, mut hops, mut words) = (counts.iter(), &hops[..], &words[..]);
+        for parcel in parcels.drain(..) {
+            let (port, arrive, packet) = parcel.open();
             let id = self.packets.alloc(packet);
-            match extra {
-                ParcelExtra::None => {}
-                ParcelExtra::Int { first, pushed } => {
-                    if id.idx() >= self.rate.stacks.len() {
-                        self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
-                    }
-                    self.rate.stacks[id.idx()].unpack(&mail.hops[first as usize..], pushed);
+            // The number of its bitmap's words or of its stack's pushed hops, for a parcel with either.
+            let count = if packet.kind == PacketKind::Refresh || self.rate.int {
+                *counts
+                    .next()
+                    .expect("a count for each parcel with side-table state")
+            } else {
+                0
+            };
+            if packet.kind == PacketKind::Refresh {
+                let (map, rest) = words.split_at(count as usize);
+                words = rest;
+                self.packets.get_mut(id).seq = self.hop.store_map(map) as u64;
+            } else if self.rate.int {
+                if id.idx() >= self.rate.stacks.len() {
+                    self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
                 }
-                ParcelExtra::Map { first, len } => {
-                    let index = self
-                        .hop
-                        .store_map(&mail.words[first as usize..][..len as usize]);
-                    self.packets.get_mut(id).seq = index as u64;
-                }
+                hops = &hops[self.rate.stacks[id.idx()].unpack(hops, count as u8)..];
             }
             self.put_on_wire(port, arrive, id);
         }
+        debug_assert!(
+            counts.next().is_none() && hops.is_empty() && words.is_empty(),
+            "every item of the mail read"
+        );
+        mail.counts.clear();
         mail.hops.clear();
         mail.words.clear();
     }
@@ -1066,7 +1068,7 @@ impl Shard {
                 .for_each(|&id| count(self.packets.get(id).size));
         }
         for p in self.outbox.iter().flat_map(Mail::parcels) {
-            count(p.packet.size);
+            count(p.0.size);
         }
         self.scheme_census(&mut |id| count(self.packets.get(id).size));
         (pkts, bytes)
@@ -1135,34 +1137,18 @@ impl Shard {
         } else {
             u32::MAX
         };
-        let to = self.wires[port.idx()].remote as usize;
-        let extra = if packet.kind == PacketKind::Refresh {
-            let words = &mut self.outbox[to].words;
-            let first = words.len() as u32;
-            words.extend_from_slice(self.hop.map(packet.seq as u32));
+        let mail = &mut self.outbox[self.wires[port.idx()].remote as usize];
+        if packet.kind == PacketKind::Refresh {
+            let map = self.hop.map(packet.seq as u32);
+            mail.words.extend_from_slice(map);
+            mail.counts.push(map.len() as u32);
             self.hop.release_map(packet.seq as u32);
-            ParcelExtra::Map {
-                first,
-                len: words.len() as u32 - first,
-            }
         } else if self.rate.int {
-            let hops = &mut self.outbox[to].hops;
-            let first = hops.len() as u32;
             let stack = self.rate.stacks.get(pkt.idx()).unwrap_or(&IntStack::EMPTY);
-            ParcelExtra::Int {
-                first,
-                pushed: stack.pack_into(hops),
-            }
-        } else {
-            ParcelExtra::None
-        };
+            mail.counts.push(stack.pack_into(&mut mail.hops) as u32);
+        }
         self.packets.free(pkt);
-        self.outbox[to].parcels.push(Parcel {
-            arrive,
-            port,
-            packet,
-            extra,
-        });
+        mail.parcels.push(Parcel::new(packet, port, arrive));
     }
 
     /// Asks `port` to send if it is idle, or to wake when its current packet is out. A pending wake-up
