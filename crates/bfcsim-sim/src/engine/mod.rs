@@ -169,9 +169,9 @@ impl Parcel {
 /// paused queues (its words), and under INT each packet's stack (its stored hops). Each vector holds its
 /// items in the order of the parcels they go with; `counts` has, for every parcel with such state, the number
 /// of words of its bitmap or the hops pushed on its stack ([`IntStack::pack_into`]), which tells the reader
-/// where the next parcel's start. A parcel once carried its own vector or boxed stack, allocated in one thread
-/// and freed in the other (under two threads, allocation was a tenth of an HPCC run's time), and later the
-/// offsets of its items, which a second line per parcel carried.
+/// where the next parcel's items start. A parcel once carried its own vector or boxed stack, allocated in one
+/// thread and freed in the other (under two threads, allocation was a tenth of an HPCC run's time), and later
+/// the offsets of its items, which a second line per parcel carried.
 #[derive(Default)]
 pub(crate) struct Mail {
     parcels: Vec<Parcel>,
