@@ -139,11 +139,11 @@ pub(crate) struct Ownership {
     pub shards: u8,
 }
 
-/// A packet leaving its shard over a link whose far end another shard owns: the packet itself, one line, whose
-/// two fields that mean something only on a wire ([`Packet::wire_next`] and [`Packet::stamp`], rewritten when
-/// the receiving shard puts it on its wire) carry the transmitting port and when the packet reaches the far
-/// end. With those two beside the packet, the 64-byte-aligned packet made a parcel two lines, each one copied
-/// into the mail, read by the other core and copied into its slab.
+/// A packet leaving its shard over a link whose far end another shard owns: the packet itself, one line. The
+/// two fields that mean something only on a wire ([`Packet::wire_next`] and [`Packet::stamp`], which the
+/// receiving shard's wire sets anew) carry the transmitting port and when the packet reaches the far end. Kept
+/// beside the 64-byte-aligned packet, those two made a parcel two lines, each one copied into the mail, read by
+/// the other core and copied into its slab.
 #[derive(Clone, Copy)]
 pub(crate) struct Parcel(Packet);
 
