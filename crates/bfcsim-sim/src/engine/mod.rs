@@ -1010,26 +1010,24 @@ impl Shard {
             words,
         } = mail;
         let (mut counts, mut hops, mut words) = (counts.iter(), &hops[..], &words[..]);
+        // The number of a parcel's bitmap words or of its stack's pushed hops.
+        let mut count = || {
+            *counts
+                .next()
+                .expect("a count for each parcel with side-table state")
+        };
         for parcel in parcels.drain(..) {
             let (port, arrive, packet) = parcel.open();
             let id = self.packets.alloc(packet);
-            // The number of its bitmap's words or of its stack's pushed hops, for a parcel with either.
-            let count = if packet.kind == PacketKind::Refresh || self.rate.int {
-                *counts
-                    .next()
-                    .expect("a count for each parcel with side-table state")
-            } else {
-                0
-            };
             if packet.kind == PacketKind::Refresh {
-                let (map, rest) = words.split_at(count as usize);
+                let (map, rest) = words.split_at(count() as usize);
                 words = rest;
                 self.packets.get_mut(id).seq = self.hop.store_map(map) as u64;
             } else if self.rate.int {
                 if id.idx() >= self.rate.stacks.len() {
                     self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
                 }
-                hops = &hops[self.rate.stacks[id.idx()].unpack(hops, count as u8)..];
+                hops = &hops[self.rate.stacks[id.idx()].unpack(hops, count() as u8)..];
             }
             self.put_on_wire(port, arrive, id);
         }
