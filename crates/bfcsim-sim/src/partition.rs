@@ -7,8 +7,9 @@ use bfcsim_net::topology::{NodeKind, Topology};
 /// Splits the nodes into `shards` groups of about equal `work` (an estimate per node, such as
 /// [`crate::engine::node_work`]'s). A host goes with the switch it hangs off, whose work it adds to.
 ///
-/// - The switches with hosts (the edge) are cut into contiguous blocks of about equal work: in a
-///   leaf-spine each shard gets a block of racks, in a fat tree a block of pods.
+/// - The switches with hosts (the edge): where every one links to the same switches (a leaf-spine's racks,
+///   all on every spine), each goes, the busiest first, to the shard with the least work so far; elsewhere they
+///   are cut into contiguous blocks of about equal work (in a fat tree, a block of pods).
 /// - Every other switch, nearest the edge first, joins the shard most of its links to placed switches reach
 ///   (an aggregation switch, its pod's shard) while that shard's work stays within an even share, and otherwise
 ///   the shard with the least work so far (the cores and spines, whose links reach every shard alike, even out
@@ -38,15 +39,30 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
     let edge_total: u64 = edge.iter().map(|&i| weight[i]).sum();
     let mut of = vec![UNPLACED; topo.nodes.len()];
     let mut load = vec![0u64; n];
-    // Each edge switch in the block its midpoint falls in.
-    let mut seen = 0u64;
-    for &i in &edge {
-        let mid = 2 * seen + weight[i];
-        let k = ((mid as u128 * n as u128) / (2 * edge_total.max(1)) as u128).min(n as u128 - 1)
-            as usize;
-        of[i] = k as u8;
-        load[k] += weight[i];
-        seen += weight[i];
+    if same_uplinks(topo, &edge) {
+        // Every rack reaches the same switches (a leaf-spine), so which racks share a shard does not change how
+        // many links cross: the racks go, the busiest first, each to the shard with the least work so far, which
+        // evens out a trace whose racks differ (an incast's) better than blocks of neighbouring racks.
+        let mut busiest_first = edge.clone();
+        busiest_first.sort_by_key(|&i| (std::cmp::Reverse(weight[i]), i));
+        for i in busiest_first {
+            let k = (0..n)
+                .min_by_key(|&k| (load[k], k))
+                .expect("two shards or more");
+            of[i] = k as u8;
+            load[k] += weight[i];
+        }
+    } else {
+        // Each edge switch in the block its midpoint falls in.
+        let mut seen = 0u64;
+        for &i in &edge {
+            let mid = 2 * seen + weight[i];
+            let k = ((mid as u128 * n as u128) / (2 * edge_total.max(1)) as u128).min(n as u128 - 1)
+                as usize;
+            of[i] = k as u8;
+            load[k] += weight[i];
+            seen += weight[i];
+        }
     }
     let share = total.div_ceil(n as u64);
     let mut rest: Vec<usize> = (0..topo.nodes.len())
@@ -87,6 +103,26 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
         }
     }
     of
+}
+
+/// Whether the edge switches `edge` all link to the same other switches.
+fn same_uplinks(topo: &Topology, edge: &[usize]) -> bool {
+    let uplinks = |i: usize| {
+        let mut up: Vec<usize> = topo.nodes[i]
+            .ports
+            .iter()
+            .map(|&p| topo.peer_node(p).idx())
+            .filter(|&j| topo.nodes[j].kind == NodeKind::Switch)
+            .collect();
+        up.sort_unstable();
+        up.dedup();
+        up
+    };
+    let Some((&first, rest)) = edge.split_first() else {
+        return false;
+    };
+    let first = uplinks(first);
+    rest.iter().all(|&i| uplinks(i) == first)
 }
 
 #[cfg(test)]
@@ -161,6 +197,25 @@ mod tests {
         );
         let load = loads(&work, &of, 2);
         assert!(load[0].abs_diff(load[1]) <= 2 * spine, "{load:?}");
+    }
+
+    #[test]
+    fn a_leaf_spines_racks_go_busiest_first_to_the_lightest_shard() {
+        let t = LeafSpine::default().build().unwrap();
+        let tors: Vec<usize> = (0..t.nodes.len())
+            .filter(|&i| t.nodes[i].layer == 1)
+            .collect();
+        // Four busy racks, then four quiet ones: blocks of neighbouring racks would give the first shard three
+        // busy racks (903 against 705).
+        let mut work = vec![0; t.nodes.len()];
+        for (r, &tor) in tors.iter().enumerate() {
+            work[tor] = if r < 4 { 300 } else { 100 };
+        }
+        let of = partition(&t, &work, 2);
+        let busy_of = |k: u8| tors[..4].iter().filter(|&&i| of[i] == k).count();
+        assert_eq!((busy_of(0), busy_of(1)), (2, 2));
+        let load = loads(&work, &of, 2);
+        assert_eq!(load[0], load[1]);
     }
 
     #[test]

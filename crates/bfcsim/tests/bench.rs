@@ -94,12 +94,19 @@ fn the_matrix_writes_a_row_per_run() {
         }
     }
     for pair in rows.chunks(2) {
-        for column in ["flows", "events", "packet_hops", "sim_end_s"] {
+        for column in ["flows", "packet_hops", "sim_end_s"] {
             assert_eq!(
                 pair[0][column], pair[1][column],
                 "{column} differs between one thread and two: {pair:?}"
             );
         }
+        // Each shard's timers due at one instant fire in one event of its own, so two shards may count a few
+        // events more than one (`bfcsim_sim::sim`'s doc): DCQCN here, 106,286 against 106,292.
+        let (one, two) = (num(&pair[0], "events"), num(&pair[1], "events"));
+        assert!(
+            (two - one).abs() <= one / 1000.0,
+            "events differ by more than timers can between one thread and two: {pair:?}"
+        );
     }
 }
 
