@@ -36,7 +36,6 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
     }
     let edge: Vec<usize> = (0..topo.nodes.len()).filter(|&i| is_edge[i]).collect();
     let total: u64 = weight.iter().sum();
-    let edge_total: u64 = edge.iter().map(|&i| weight[i]).sum();
     let mut of = vec![UNPLACED; topo.nodes.len()];
     let mut load = vec![0u64; n];
     if same_uplinks(topo, &edge) {
@@ -46,14 +45,13 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
         let mut busiest_first = edge.clone();
         busiest_first.sort_by_key(|&i| (std::cmp::Reverse(weight[i]), i));
         for i in busiest_first {
-            let k = (0..n)
-                .min_by_key(|&k| (load[k], k))
-                .expect("two shards or more");
+            let k = lightest(&load);
             of[i] = k as u8;
             load[k] += weight[i];
         }
     } else {
         // Each edge switch in the block its midpoint falls in.
+        let edge_total: u64 = edge.iter().map(|&i| weight[i]).sum();
         let mut seen = 0u64;
         for &i in &edge {
             let mid = 2 * seen + weight[i];
@@ -79,16 +77,13 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
             }
         }
         let placed: u32 = links.iter().sum();
-        let lightest = (0..n)
-            .min_by_key(|&k| (load[k], k))
-            .expect("two shards or more");
         let most = (0..n)
             .max_by_key(|&k| (links[k], std::cmp::Reverse((load[k], k))))
             .expect("two shards or more");
         let k = if 2 * links[most] > placed && load[most] + weight[i] <= share {
             most
         } else {
-            lightest
+            lightest(&load)
         };
         of[i] = k as u8;
         load[k] += weight[i];
@@ -103,6 +98,13 @@ pub(crate) fn partition(topo: &Topology, work: &[u64], shards: u8) -> Vec<u8> {
         }
     }
     of
+}
+
+/// The shard with the least work so far (the first of equals).
+fn lightest(load: &[u64]) -> usize {
+    (0..load.len())
+        .min_by_key(|&k| (load[k], k))
+        .expect("two shards or more")
 }
 
 /// Whether the edge switches `edge` all link to the same other switches.
