@@ -91,3 +91,25 @@ pub(crate) fn node_work(
     }
     work
 }
+
+impl Shard {
+    /// The port of switch `s` that leads back towards flow `id`'s source along the path its data packets take
+    /// under flow-level ECMP (the link they reach `s` through): ExpressPass's symmetric routing of credits.
+    pub(super) fn toward_source(&self, id: FlowId, s: usize) -> PortId {
+        let f = &self.flows[id.idx()];
+        let at = self.switch_keys[s].node;
+        let mut port = self.hosts[f.src_host as usize].port;
+        loop {
+            let node = self.topo.peer_node(port);
+            if node == at {
+                return self.topo.ports[port.idx()].peer;
+            }
+            let sw = self.switch_of_node[node.idx()];
+            assert!(sw != u32::MAX, "switch {at} is not on flow {id}'s path");
+            let seed = self.switch_keys[sw as usize].seed;
+            port = self
+                .routes
+                .select(node, f.dst_host, ecmp_hash(f.hash & 0xffff_ffff, seed));
+        }
+    }
+}

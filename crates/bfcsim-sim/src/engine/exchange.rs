@@ -1,0 +1,144 @@
+//! Packets between shards: a packet leaving over a link whose far end another shard owns travels as a
+//! [`Parcel`], gathered in a [`Mail`] per destination shard and exchanged at each window's end ([`crate::sim`]).
+
+use super::*;
+
+/// A packet leaving its shard over a link whose far end another shard owns: the packet itself, one line. The
+/// two fields that mean something only on a wire ([`Packet::wire_next`] and [`Packet::stamp`], which the
+/// receiving shard's wire sets anew) carry the transmitting port and when the packet reaches the far end. Kept
+/// beside the 64-byte-aligned packet, those two made a parcel two lines, each one copied into the mail, read by
+/// the other core and copied into its slab.
+#[derive(Clone, Copy)]
+pub(crate) struct Parcel(pub(super) Packet);
+
+impl Parcel {
+    fn new(mut packet: Packet, port: PortId, arrive: Time) -> Parcel {
+        packet.wire_next = PacketId(port.0);
+        packet.stamp = arrive;
+        Parcel(packet)
+    }
+
+    /// When it reaches the far end.
+    pub(crate) fn arrive(&self) -> Time {
+        self.0.stamp
+    }
+
+    /// The transmitting port (the far end is its peer), when it reaches the far end, and the packet.
+    fn open(self) -> (PortId, Time, Packet) {
+        (PortId(self.0.wire_next.0), self.0.stamp, self.0)
+    }
+}
+
+/// Parcels for one shard, with the side-table state that travels with them: a BFC refresh frame's bitmap of
+/// paused queues (its words), and under INT each packet's stack (its stored hops). Each vector holds its
+/// items in the order of the parcels they go with; `counts` has, for every parcel with such state, the number
+/// of words of its bitmap or the hops pushed on its stack ([`IntStack::pack_into`]), which tells the reader
+/// where the next parcel's items start. A parcel once carried its own vector or boxed stack, allocated in one
+/// thread and freed in the other (under two threads, allocation was a tenth of an HPCC run's time), and later
+/// the offsets of its items, which a second line per parcel carried.
+#[derive(Default)]
+pub(crate) struct Mail {
+    pub(super) parcels: Vec<Parcel>,
+    pub(super) counts: Vec<u32>,
+    pub(super) hops: Vec<IntHop>,
+    pub(super) words: Vec<u64>,
+}
+
+impl Mail {
+    /// Moves everything in `from` to the end of this mail (by swapping the vectors when this one is empty, so
+    /// that their capacities circulate).
+    pub(crate) fn take_all(&mut self, from: &mut Mail) {
+        take_all(&mut from.parcels, &mut self.parcels);
+        take_all(&mut from.counts, &mut self.counts);
+        take_all(&mut from.hops, &mut self.hops);
+        take_all(&mut from.words, &mut self.words);
+    }
+
+    /// The parcels, in the order they were posted.
+    pub(crate) fn parcels(&self) -> &[Parcel] {
+        &self.parcels
+    }
+}
+
+/// Moves every element of `from` to the end of `into`, by swapping the two when `into` is empty.
+pub(crate) fn take_all<T>(from: &mut Vec<T>, into: &mut Vec<T>) {
+    if into.is_empty() {
+        std::mem::swap(from, into);
+    } else {
+        into.append(from);
+    }
+}
+
+/// `Wire::remote` for a wire whose far end this shard owns.
+pub(super) const LOCAL: u8 = u8::MAX;
+
+impl Shard {
+    /// Moves the parcels for shard `to` posted since the last call into `into` (empty: by swapping the
+    /// vectors, so that parcels are not copied and the two vectors' capacities circulate).
+    pub(crate) fn take_outbox(&mut self, to: usize, into: &mut Mail) {
+        into.take_all(&mut self.outbox[to]);
+    }
+
+    /// Puts parcels from other shards on their wires' far ends, to be delivered when due, with their side-table
+    /// state (read in the order [`Shard::post`] wrote it).
+    pub(crate) fn accept(&mut self, mail: &mut Mail) {
+        let Mail {
+            parcels,
+            counts,
+            hops,
+            words,
+        } = mail;
+        let (mut counts, mut hops, mut words) = (counts.iter(), &hops[..], &words[..]);
+        // The number of a parcel's bitmap words or of its stack's pushed hops.
+        let mut count = || {
+            *counts
+                .next()
+                .expect("a count for each parcel with side-table state")
+        };
+        for parcel in parcels.drain(..) {
+            let (port, arrive, packet) = parcel.open();
+            let id = self.packets.alloc(packet);
+            if packet.kind == PacketKind::Refresh {
+                let (map, rest) = words.split_at(count() as usize);
+                words = rest;
+                self.packets.get_mut(id).seq = self.hop.store_map(map) as u64;
+            } else if self.rate.int {
+                if id.idx() >= self.rate.stacks.len() {
+                    self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
+                }
+                hops = &hops[self.rate.stacks[id.idx()].unpack(hops, count() as u8)..];
+            }
+            self.put_on_wire(port, arrive, id);
+        }
+        debug_assert!(
+            counts.next().is_none() && hops.is_empty() && words.is_empty(),
+            "every item of the mail read"
+        );
+        mail.counts.clear();
+        mail.hops.clear();
+        mail.words.clear();
+    }
+
+    /// Hands `pkt`, just sent on `port`, to the shard owning the far end, with its side-table state.
+    #[cold]
+    pub(super) fn post(&mut self, port: PortId, arrive: Time, pkt: PacketId) {
+        let packet = *self.packets.get(pkt);
+        self.wires[port.idx()].sending_flow = if packet.kind == PacketKind::Data {
+            packet.flow.0
+        } else {
+            u32::MAX
+        };
+        let mail = &mut self.outbox[self.wires[port.idx()].remote as usize];
+        if packet.kind == PacketKind::Refresh {
+            let map = self.hop.map(packet.seq as u32);
+            mail.words.extend_from_slice(map);
+            mail.counts.push(map.len() as u32);
+            self.hop.release_map(packet.seq as u32);
+        } else if self.rate.int {
+            let stack = self.rate.stacks.get(pkt.idx()).unwrap_or(&IntStack::EMPTY);
+            mail.counts.push(stack.pack_into(&mut mail.hops) as u32);
+        }
+        self.packets.free(pkt);
+        mail.parcels.push(Parcel::new(packet, port, arrive));
+    }
+}

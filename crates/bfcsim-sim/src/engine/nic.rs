@@ -1,0 +1,332 @@
+//! Host NICs: flows starting, the NIC's round of flows that may send, building data and control packets, and
+//! a flow's completion.
+
+use super::*;
+
+pub(super) struct Host {
+    pub(super) port: PortId,
+    /// ACKs and NACKs waiting for the NIC; served before data.
+    pub(super) ctrl: VecDeque<PacketId>,
+    /// Flows that may have a packet to send, served round robin.
+    pub(super) ready: VecDeque<FlowId>,
+    /// Per-hop flow control at the NIC: paused queues and the flows parked on them.
+    pub(super) nic: pause::NicQueues,
+    /// Paced flows waiting for their next send time, earliest first (rate-based CC only).
+    pub(super) paced: BinaryHeap<Reverse<(Time, u32)>>,
+    /// When the pending `NicWake` is due (`Time::MAX`: none).
+    pub(super) wake_at: Time,
+    /// When the NIC port's scheme timer is due (`Time::MAX`: none pending).
+    pub(super) timer_at: Time,
+}
+
+impl Shard {
+    pub(super) fn arrival(&mut self) {
+        let id = FlowId(self.local_flows[self.next_arrival]);
+        self.next_arrival += 1;
+        if let Some(&next) = self.local_flows.get(self.next_arrival) {
+            self.events
+                .push(self.flows[next as usize].spec.start, Event::Arrival);
+        }
+        let info = &self.flows[id.idx()];
+        let (src_host, dst_host) = (info.src_host, info.dst_host);
+        let sender = Sender::new(
+            info.spec.size.0,
+            self.params.nic.payload,
+            &self.params.nic.transport,
+        );
+        let (conn, carried) = match &mut self.connections {
+            Some(pool) => {
+                let (index, carried) = pool.open(src_host, dst_host);
+                (Some(index), carried)
+            }
+            None => (None, None),
+        };
+        let (sender, cc) = match carried.and_then(|c| c.next_flow(self.now)) {
+            Some((rtt, cc)) => (sender.with_rtt_estimate(rtt), cc),
+            None => (sender, self.params.cc.instantiate(&self.flow_ctx)),
+        };
+        let active = Active {
+            id,
+            sender,
+            cc,
+            in_ring: false,
+            parked: false,
+            nic_q: 0,
+            timer_armed: false,
+            rto_deadline: Time::ZERO,
+            rto_paused_base: Time::ZERO,
+            last_send: Time::ZERO,
+            last_size: 0,
+            waiting: false,
+            wait_until: Time::MAX,
+            cc_timer_at: Time::MAX,
+            conn,
+        };
+        let slot = self.active.insert(active);
+        self.flow_state[id.idx()].slot = slot;
+        self.active[slot as usize].nic_q = self.scheme_flow_started(src_host, id, slot as usize);
+        self.make_ready(id);
+    }
+
+    /// Puts a flow in its NIC's round robin if it can send and is not already there.
+    pub(super) fn make_ready(&mut self, id: FlowId) {
+        let (slot, h) = (
+            self.flow_state[id.idx()].slot as usize,
+            self.flows[id.idx()].src_host,
+        );
+        let a = &self.active[slot];
+        if a.in_ring || a.parked || !a.sender.can_send(a.cc.window()) {
+            return;
+        }
+        if !self.scheme_may_send(h, id, slot) {
+            return;
+        }
+        self.active[slot].in_ring = true;
+        let host = &mut self.hosts[h as usize];
+        host.ready.push_back(id);
+        let port = host.port;
+        self.kick(port);
+    }
+
+    /// The next flow host `h`'s NIC considers, taken out of its ready list: the longest waiting under round
+    /// robin; under SRF (BFC App. A.2: "NICs also follow SRF scheduling") the one with the fewest bytes left to
+    /// send, the longest waiting on a tie. A finished flow ranks 0 so that it is dropped from the list at once.
+    #[inline]
+    pub(super) fn next_ready(&mut self, h: u32) -> Option<FlowId> {
+        let ready = &mut self.hosts[h as usize].ready;
+        if self.params.nic.scheduler == NicScheduler::RoundRobin {
+            return ready.pop_front();
+        }
+        let (state, active) = (&self.flow_state, &self.active);
+        let remaining = |id: FlowId| match state[id.idx()].slot {
+            NO_SLOT => 0,
+            slot => active[slot as usize].sender.remaining(),
+        };
+        let (at, _) = ready
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &id)| remaining(id))?;
+        ready.remove(at)
+    }
+
+    /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet of the ready
+    /// flows in the NIC's order ([`Shard::next_ready`]). Returns whether more may wait.
+    pub(super) fn nic_send(&mut self, h: u32) -> bool {
+        let port = self.hosts[h as usize].port;
+        if let Some(pkt) = self.scheme_nic_poll(h) {
+            self.transmit(port, pkt);
+            // More of the scheme's packets, control frames or data may wait; a spare wake-up finds none.
+            return true;
+        }
+        let host = &mut self.hosts[h as usize];
+        // Only a NIC with a paused queue can be held whole by the scheme.
+        let paused = host.nic.any_paused();
+        if let Some(pkt) = host.ctrl.pop_front() {
+            let flows_wait = !host.ready.is_empty();
+            let more =
+                !host.ctrl.is_empty() || flows_wait && !(paused && self.scheme_nic_blocked(h));
+            self.transmit(port, pkt);
+            return more;
+        }
+        if paused && self.scheme_nic_blocked(h) {
+            return false;
+        }
+        while let Some(id) = self.next_ready(h) {
+            let slot = self.flow_state[id.idx()].slot;
+            if slot == NO_SLOT {
+                continue; // finished while queued
+            }
+            let slot = slot as usize;
+            if !self.scheme_may_send(h, id, slot) {
+                self.active[slot].in_ring = false;
+                continue;
+            }
+            let a = &mut self.active[slot];
+            let window = a.cc.window();
+            if !a.sender.can_send(window) {
+                a.in_ring = false;
+                continue;
+            }
+            if self.rate.active && self.pace(h, id, slot) {
+                continue;
+            }
+            let info = &self.flows[id.idx()];
+            let a = &mut self.active[slot];
+            let idle_before = a.sender.in_flight() == 0;
+            let (seq, len, resend) = a.sender.next_segment();
+            if a.sender.can_send(window) {
+                self.hosts[h as usize].ready.push_back(id);
+            } else {
+                a.in_ring = false;
+            }
+            let nic = &self.params.nic;
+            let size = len + nic.header + self.rate.int_overhead;
+            let pkt = self.packets.alloc(Packet {
+                seq,
+                sent_at: self.now,
+                flow: id,
+                size,
+                payload: len,
+                dst_host: info.dst_host,
+                wire_next: PacketId::NONE,
+                hash: info.hash as u32,
+                aux: 0,
+                kind: PacketKind::Data,
+                class: info.spec.class,
+                ect: true,
+                ce: false,
+                incast: info.spec.incast,
+                upstream_q: a.nic_q,
+                in_port: 0,
+                hop_flags: 0,
+                stamp: Time::ZERO,
+            });
+            self.counters.injected_pkts += 1;
+            self.counters.injected_bytes += size as u64;
+            self.counters.data_pkts += 1;
+            if resend {
+                self.counters.retransmits += 1;
+            }
+            if idle_before {
+                self.restart_rto(h, slot);
+            }
+            let a = &mut self.active[slot];
+            a.last_send = self.now;
+            a.last_size = size;
+            if !a.timer_armed {
+                a.timer_armed = true;
+                let at = a.rto_deadline;
+                self.arm_timer(at, id);
+            }
+            if self.rate.active {
+                self.data_sent(slot, pkt, size);
+            }
+            self.scheme_data_sent(h, slot, pkt);
+            // The scheme may have queued a control packet behind this one.
+            let host = &self.hosts[h as usize];
+            let more = !host.ready.is_empty() || !host.ctrl.is_empty();
+            self.transmit(port, pkt);
+            return more;
+        }
+        false
+    }
+
+    /// A control packet of flow `id` of `kind` and `size` bytes, from its receiver to its sender when
+    /// `to_sender`, else from its sender to its receiver: `seq` and `aux` as the kind defines them.
+    pub(super) fn new_control(
+        &mut self,
+        id: FlowId,
+        to_sender: bool,
+        kind: PacketKind,
+        (seq, aux): (u64, u32),
+        size: u32,
+    ) -> PacketId {
+        let f = &self.flows[id.idx()];
+        let (dst_host, hash) = if to_sender {
+            (f.src_host, f.rev_hash)
+        } else {
+            (f.dst_host, f.hash)
+        };
+        self.counters.injected_pkts += 1;
+        self.counters.injected_bytes += size as u64;
+        self.packets.alloc(Packet {
+            seq,
+            sent_at: self.now,
+            flow: id,
+            size,
+            payload: 0,
+            dst_host,
+            wire_next: PacketId::NONE,
+            hash: hash as u32,
+            aux,
+            kind,
+            class: 0,
+            ect: false,
+            ce: false,
+            incast: f.spec.incast,
+            upstream_q: 0,
+            in_port: 0,
+            hop_flags: 0,
+            stamp: Time::ZERO,
+        })
+    }
+
+    /// Queues control packet `pkt` at host `h`'s NIC, ahead of data, without waking the NIC: for the NIC's own
+    /// transmit path, which sends it next.
+    pub(super) fn queue_control(&mut self, h: u32, pkt: PacketId) {
+        self.hosts[h as usize].ctrl.push_back(pkt);
+    }
+
+    /// Queues control packet `pkt` at host `h`'s NIC, ahead of data, and wakes the NIC.
+    pub(super) fn send_control(&mut self, h: u32, pkt: PacketId) {
+        self.queue_control(h, pkt);
+        let port = self.hosts[h as usize].port;
+        self.kick(port);
+    }
+
+    /// Sends a control packet (ACK, NACK or CNP) from host `h` back to the sender of data packet `data`
+    /// (whose id was `data_id`), ahead of data at the NIC.
+    #[inline]
+    pub(super) fn send_reply(
+        &mut self,
+        h: u32,
+        data: &Packet,
+        data_id: PacketId,
+        kind: PacketKind,
+        seq: u64,
+        aux: u32,
+    ) {
+        let info = &self.flows[data.flow.idx()];
+        let size = self.params.nic.ack_size;
+        let reply = self.packets.alloc(Packet {
+            seq,
+            sent_at: data.sent_at,
+            flow: data.flow,
+            size,
+            payload: 0,
+            dst_host: info.src_host,
+            wire_next: PacketId::NONE,
+            hash: info.rev_hash as u32,
+            aux,
+            kind,
+            class: data.class,
+            ect: false,
+            ce: false,
+            incast: data.incast,
+            upstream_q: 0,
+            in_port: 0,
+            hop_flags: 0,
+            stamp: Time::ZERO,
+        });
+        if self.rate.int && kind == PacketKind::Ack {
+            self.echo_int(data_id, reply);
+        }
+        self.counters.injected_pkts += 1;
+        self.counters.injected_bytes += size as u64;
+        let host = &mut self.hosts[h as usize];
+        host.ctrl.push_back(reply);
+        let port = host.port;
+        self.kick(port);
+    }
+
+    pub(super) fn complete(&mut self, id: FlowId) {
+        let info = &self.flows[id.idx()];
+        let slot = self.flow_state[id.idx()].slot;
+        let a = &self.active[slot as usize];
+        let (h, q) = (info.src_host, a.nic_q);
+        if let (Some(pool), Some(index)) = (&mut self.connections, a.conn) {
+            pool.release(
+                h,
+                info.dst_host,
+                index,
+                Connection::after(a.cc.clone(), a.sender.rtt_estimate(), a.last_send),
+            );
+        }
+        self.scheme_flow_finished(h, q);
+        self.active.release(slot);
+        let state = &mut self.flow_state[id.idx()];
+        state.slot = NO_SLOT;
+        state.finish = self.now;
+        self.flows_done += 1;
+    }
+}

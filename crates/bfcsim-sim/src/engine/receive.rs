@@ -1,0 +1,144 @@
+//! Packets reaching their destination host: the receiver's answer to data, and the sender's handling of ACKs,
+//! NACKs and CNPs.
+
+use super::*;
+
+impl Shard {
+    // Out of line: it keeps `deliver` small enough to be inlined into the event loop with the switch path
+    // (hosts receive one packet for every few switch hops).
+    #[inline(never)]
+    pub(super) fn host_receive(&mut self, h: u32, pkt: PacketId) {
+        let p = *self.packets.get(pkt);
+        self.counters.delivered_pkts += 1;
+        self.counters.delivered_bytes += p.size as u64;
+        self.packets.free(pkt);
+        if p.kind == PacketKind::Data {
+            self.receive_data(h, &p, pkt);
+            return;
+        }
+        if p.kind.is_scheme_control() {
+            self.scheme_packet_arrived(h, &p);
+            return;
+        }
+        let slot = self.flow_state[p.flow.idx()].slot;
+        if slot == NO_SLOT {
+            return; // a late reply for a flow that already completed
+        }
+        let slot = slot as usize;
+        match p.kind {
+            PacketKind::Data => unreachable!("handled above"),
+            PacketKind::Ack => {
+                let a = &mut self.active[slot];
+                let rtt = self.now - p.sent_at;
+                let out = a.sender.handle_ack(p.seq, Some(rtt));
+                if out.complete {
+                    self.complete(p.flow);
+                    return;
+                }
+                if out.newly_acked > 0 {
+                    self.restart_rto(h, slot);
+                }
+                let a = &mut self.active[slot];
+                let mut signal = AckSignal {
+                    newly_acked: out.newly_acked,
+                    ce_bytes: p.aux as u64,
+                    ack_seq: p.seq,
+                    snd_nxt: a.sender.snd_nxt(),
+                    rtt: Some(rtt),
+                    ..AckSignal::default()
+                };
+                if self.rate.int {
+                    signal.int = &self.rate.stacks[pkt.idx()];
+                }
+                a.cc.on_ack(self.now, &signal);
+                self.cc_changed(slot);
+                self.make_ready(p.flow);
+            }
+            PacketKind::Cnp => {
+                self.active[slot].cc.on_cnp(self.now);
+                self.cc_changed(slot);
+                self.make_ready(p.flow);
+            }
+            PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh => {
+                unreachable!("per-hop frames are consumed where they arrive")
+            }
+            PacketKind::CreditRequest
+            | PacketKind::Credit
+            | PacketKind::CreditStop
+            | PacketKind::Grant
+            | PacketKind::Resend => {
+                unreachable!("handled above")
+            }
+            PacketKind::Nack => {
+                let a = &mut self.active[slot];
+                let before = a.sender.snd_nxt();
+                a.sender.handle_ack(p.seq, None);
+                // With drop notices, the go-back the switch's notice caused already resends the gap.
+                let covered = self.rate.drop_notify && a.sender.covered(p.seq, p.sent_at);
+                let sacked = (p.aux > 0).then(|| p.seq + p.aux as u64);
+                if !covered && a.sender.handle_nack(p.seq, sacked) {
+                    a.cc.on_loss(self.now, before);
+                    self.restart_rto(h, slot);
+                    self.cc_changed(slot);
+                }
+                self.make_ready(p.flow);
+            }
+        }
+    }
+
+    /// Data packet `p` (whose id was `pkt`) reached its destination host `h`: the flow's receiver answers.
+    #[inline]
+    pub(super) fn receive_data(&mut self, h: u32, p: &Packet, pkt: PacketId) {
+        let size = self.flows[p.flow.idx()].spec.size.0;
+        let recv_slot = self.flow_state[p.flow.idx()].recv_slot;
+        if recv_slot == RECEIVED {
+            self.counters.duplicates += 1;
+            // A late copy: the receiver has the whole flow and acknowledges all of it, as its last ACK did
+            // (`Receiver::handle_data` answers a duplicate so, and its state is gone).
+            self.send_reply(h, p, pkt, PacketKind::Ack, size, 0);
+            self.scheme_data_arrived(h, p, size);
+            return;
+        }
+        let slot = match recv_slot {
+            NO_SLOT => {
+                let state = Inbound {
+                    receiver: Receiver::new(size, &self.params.nic.transport),
+                    cnp: CnpGenerator::new(self.rate.cnp_interval),
+                };
+                let slot = self.inbound.insert(state);
+                self.flow_state[p.flow.idx()].recv_slot = slot;
+                slot as usize
+            }
+            s => s as usize,
+        };
+        // The CNP goes first, so that the sender reacts to it before the ACK (HPCC ns-3's order).
+        if self.rate.cnp && self.inbound[slot].cnp.on_data(self.now, p.ce) {
+            self.send_reply(h, p, pkt, PacketKind::Cnp, p.seq, 0);
+        }
+        let receiver = &mut self.inbound[slot].receiver;
+        if p.seq + (p.payload as u64) <= receiver.rcv_nxt() {
+            self.counters.duplicates += 1;
+        } else {
+            self.counters.out_of_order += u64::from(p.seq > receiver.rcv_nxt());
+            self.progress += 1;
+        }
+        let reply = receiver.handle_data(p.seq, p.payload, p.ce);
+        let held = receiver.received();
+        if receiver.rcv_nxt() == size {
+            self.flow_state[p.flow.idx()].recv_slot = RECEIVED;
+            self.inbound.release(slot as u32);
+        }
+        match reply {
+            Reply::Nothing => {}
+            Reply::Ack { seq, ce_bytes } => {
+                self.send_reply(h, p, pkt, PacketKind::Ack, seq, ce_bytes)
+            }
+            Reply::Nack { seq, sacked } => {
+                // The SACK block travels as its distance above the expected byte (0: none, too far to say).
+                let sack = u32::try_from(sacked - seq).unwrap_or(0);
+                self.send_reply(h, p, pkt, PacketKind::Nack, seq, sack)
+            }
+        }
+        self.scheme_data_arrived(h, p, held);
+    }
+}

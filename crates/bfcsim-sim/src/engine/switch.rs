@@ -1,0 +1,283 @@
+//! Switches: routing a packet that entered a switch, admission into its egress port's buffer and queues, and
+//! the dequeue that sends it on.
+
+use super::*;
+
+/// One switch egress port: its queues, and what the engine keeps with them.
+///
+/// Laid out by use: the switch and local port, which an arriving packet's buffer admission and a dequeue's
+/// release read, go before the queues' own per-packet head ([`PortQueues::HEAD`]) so that a push or a pop
+/// reads one line of the port, and the next one too where a level of several queues has a ring to serve. The
+/// rest is off the per-packet path. Unaligned, the 312-byte port spread what a push and a pop read over four
+/// lines, and reading `local` was the costliest single stall on the 1024-host fabric.
+#[repr(C, align(64))]
+pub(super) struct SwitchPort {
+    pub(super) switch: u32,
+    pub(super) local: u16,
+    /// The queues held packets but none they could send, as the pause clock last heard: kept in this line so
+    /// that a push or a pop that leaves it unchanged does not read the clock's.
+    pub(super) blocked: bool,
+    pub(super) queues: PortQueues,
+    /// When the port's scheme timer is due (`Time::MAX`: none pending).
+    pub(super) timer_at: Time,
+    pub(super) red_rng: Rng,
+    /// Pause bookkeeping of this port's queues (per-hop flow control only).
+    pub(super) pause: pause::PauseClock,
+}
+
+// The index fields and the queues' head fill the first line.
+const _: () = assert!(std::mem::offset_of!(SwitchPort, queues) + PortQueues::HEAD == 64);
+
+/// What routing at a switch reads for every packet: its node (the routing tables' key), its ECMP seed, and
+/// where its ports start in `Shard::sw_ports`. Kept apart from [`Switch`], 16 bytes a switch, so that it stays
+/// cached on a fabric whose switches' state does not.
+#[derive(Clone, Copy)]
+pub(super) struct SwitchKey {
+    pub(super) node: NodeId,
+    /// The index in `Shard::sw_ports` of the switch's local port 0; its ports follow in local order.
+    pub(super) first_sp: u32,
+    pub(super) seed: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<SwitchKey>() == 16);
+
+pub(super) struct Switch {
+    pub(super) mmu: Mmu,
+    /// Packet spraying's choices.
+    pub(super) rng: Rng,
+    /// BCC's shared-buffer RED of each buffer pool, when on (`switch.ecn.shared`); empty otherwise.
+    pub(super) shared_red: Vec<PoolMarking>,
+    /// The pool RED's bytes since its last mark at each port (`Spacing::Count`); empty when the pools don't mark.
+    pub(super) since_mark: Vec<SinceMark>,
+}
+
+/// A packet's tag in the port queues: its data flow, or [`NO_TAG`] for any other packet, so that the queues
+/// know their runs of one flow for the active-flow sampler ([`Shard::port_active_flows`]).
+#[inline(always)]
+pub(super) fn flow_tag(p: &Packet) -> u32 {
+    if p.kind == PacketKind::Data {
+        p.flow.0
+    } else {
+        NO_TAG
+    }
+}
+
+impl Shard {
+    /// A packet entered local port `in_local` of switch `s`: route it, admit it into the egress queue, or drop
+    /// it.
+    /// Always inlined into the event loop: it is the one caller's hottest path, and the inliner's size limit
+    /// left it out of line as soon as routing grew a branch (+1.5% instructions on the 1 ms bench).
+    #[inline(always)]
+    pub(super) fn switch_receive(&mut self, in_local: u16, s: usize, pkt: PacketId) {
+        // Read in place; the one copy of the packet is the scheme's, in `Entry`.
+        let p = self.packets.get(pkt);
+        let key = self.switch_keys[s];
+        let egress = match self.scheme_route(s, p) {
+            Some(port) => port,
+            None => {
+                let hash = match self.params.switch.load_balancing {
+                    LoadBalancing::Ecmp => ecmp_hash(p.hash as u64, key.seed),
+                    LoadBalancing::Spray => self.switches[s].rng.random(),
+                };
+                self.routes.select(key.node, p.dst_host, hash)
+            }
+        };
+        let out_local = self.port_local[egress.idx()];
+        let out_sp = key.first_sp + out_local as u32;
+        debug_assert!(
+            matches!(self.wires[egress.idx()].owner, Owner::Switch(sp) if sp == out_sp),
+            "port {egress} is local port {out_local} of switch {s}"
+        );
+        let sc = &self.params.switch;
+        let control = p.kind.is_control()
+            && sc.control_priority
+            && (sc.ack_priority || p.kind.is_hop_local());
+        let entry = Entry {
+            s,
+            in_local,
+            out_sp,
+            out_local,
+            egress,
+            pkt,
+            p: *p,
+        };
+        let admitted = if control {
+            self.admit_and_push(&entry, 0)
+        } else {
+            self.scheme_enqueue(&entry)
+        };
+        if let Err(reason) = admitted {
+            if self.rate.drop_notify && entry.p.kind == PacketKind::Data {
+                self.notify_drop(&entry.p);
+            }
+            self.port_drops[egress.idx()] += 1;
+            self.drop_packet(pkt, reason);
+            return;
+        }
+        self.kick(egress);
+    }
+
+    /// Admits packet `e` into queue `queue` of its egress port's buffer (Dynamic Threshold) and queues it there.
+    #[inline(always)]
+    pub(super) fn admit_and_push(&mut self, e: &Entry, queue: usize) -> Result<(), DropReason> {
+        self.admit(e.s, e.out_local as usize, queue, e.pkt, e.p.size)?;
+        self.push_admitted(e, queue);
+        Ok(())
+    }
+
+    /// Admits packet `pkt` of `size` bytes into `queue` of local port `port` of switch `s`'s buffer, and keeps
+    /// where its bytes are counted for [`Shard::switch_send`]'s release.
+    #[inline(always)]
+    pub(super) fn admit(
+        &mut self,
+        s: usize,
+        port: usize,
+        queue: usize,
+        pkt: PacketId,
+        size: u32,
+    ) -> Result<(), DropReason> {
+        let held = self.queue_level(s, port, queue);
+        let charge = self.switches[s].mmu.admit(port, queue, size as u64, held)?;
+        self.hold_charge(pkt, charge);
+        Ok(())
+    }
+
+    /// The bytes `queue` of local port `port` of switch `s` holds: the level its buffer admits against, counted
+    /// once, by the port's queues.
+    #[inline(always)]
+    pub(super) fn queue_level(&self, s: usize, port: usize, queue: usize) -> u64 {
+        let sp = self.switch_keys[s].first_sp as usize + port;
+        self.sw_ports[sp].queues.queue_bytes(queue)
+    }
+
+    /// Keeps a per-packet charge of the buffer ([`Shard::charges`]).
+    #[inline(always)]
+    pub(super) fn hold_charge(&mut self, pkt: PacketId, charge: Charge) {
+        if charge != Charge::ByLevel {
+            let i = pkt.idx();
+            if i >= self.charges.len() {
+                self.charges.resize(i + 1, Charge::ByLevel);
+            }
+            self.charges[i] = charge;
+        }
+    }
+
+    /// Queues packet `e`, admitted into the buffer, in `queue` of its egress port: ECN marking on enqueue and
+    /// SRF's rank when configured, and the time it joined (per-hop queuing delay).
+    #[inline(always)]
+    pub(super) fn push_admitted(&mut self, e: &Entry, queue: usize) {
+        let p = &e.p;
+        // BFC-SRF's header field (App. A.2): the flow's payload bytes from this packet's first byte to its end,
+        // which the sender writes into each data packet. Derived here rather than carried, so that `Packet`
+        // stays one cache line; only SRF switches read it.
+        let rank = if self.params.switch.scheduler == Scheduler::Srf && p.kind == PacketKind::Data {
+            self.flows[p.flow.idx()].spec.size.0 - p.seq
+        } else {
+            0
+        };
+        let ecn = &self.params.switch.ecn;
+        if ecn.enabled
+            && ecn.mark_on == MarkPoint::Enqueue
+            && p.ect
+            && self.ecn_marks(e.out_sp, queue, p.size)
+        {
+            self.mark_ce(e.pkt);
+        }
+        let out = &mut self.sw_ports[e.out_sp as usize];
+        out.queues
+            .push_ranked(queue, e.pkt, p.size, rank, flow_tag(p));
+        self.packets.get_mut(e.pkt).stamp = self.now;
+    }
+
+    /// Dequeues and transmits the next packet of switch port `sp`. Returns whether more wait.
+    pub(super) fn switch_send(&mut self, port: PortId, sp: u32) -> bool {
+        let out = &mut self.sw_ports[sp as usize];
+        let Some((pkt, size, queue)) = out.queues.pop() else {
+            return false;
+        };
+        // The queue's next packet is likely the port's next to send, one serialization from now; behind a
+        // deep queue its line has left the cache since it arrived.
+        if let Some(next) = out.queues.head(queue) {
+            self.packets.prefetch(next);
+            // HPCC stamps its INT stack as it leaves.
+            if let Some(stack) = self.rate.stacks.get(next.idx()) {
+                stack.prefetch();
+            }
+        }
+        let mmu = &mut self.switches[out.switch as usize].mmu;
+        // The queue held the packet's bytes until the pop.
+        let held = out.queues.queue_bytes(queue) + size as u64;
+        if self.charges.is_empty() {
+            mmu.release(out.local as usize, size as u64, held);
+        } else {
+            mmu.release_charged(
+                out.local as usize,
+                queue,
+                size as u64,
+                held,
+                self.charges[pkt.idx()],
+            );
+        }
+        let p = self.packets.get_mut(pkt);
+        let data = p.kind == PacketKind::Data;
+        if data {
+            let delay = (self.now - p.stamp).0;
+            self.queuing_delay.record(delay);
+            // A first packet shorter than a full one is a whole flow; a full one is when the flow is that size.
+            let mss = self.params.nic.payload;
+            if p.seq == 0
+                && (p.payload < mss || self.flows[p.flow.idx()].spec.size.0 == p.payload as u64)
+            {
+                self.single_packet_delay.record(delay);
+            }
+        }
+        self.scheme_dequeued(sp, pkt, queue, data);
+        if data && self.rate.int {
+            self.int_stamp(port, sp, pkt);
+        }
+        let ecn = &self.params.switch.ecn;
+        if ecn.enabled
+            && ecn.mark_on == MarkPoint::Dequeue
+            && self.packets.get(pkt).ect
+            && self.ecn_marks(sp, queue, size)
+        {
+            self.mark_ce(pkt);
+        }
+        let more = self.sw_ports[sp as usize].queues.has_ready();
+        self.wires[port.idx()].dequeued += 1;
+        self.transmit(port, pkt);
+        more
+    }
+
+    pub(super) fn drop_packet(&mut self, pkt: PacketId, reason: DropReason) {
+        let p = self.packets.get(pkt);
+        let size = p.size as u64;
+        self.counters.dropped_data_pkts += u64::from(p.kind == PacketKind::Data);
+        self.counters.dropped_pkts += 1;
+        self.counters.dropped_bytes += size;
+        self.drops[reason as usize] += 1;
+        self.packets.free(pkt);
+    }
+
+    /// The data queues of class `class` at switch ports (BFC App. A.3: classes own disjoint queues).
+    pub(super) fn class_queues(&self, class: u8) -> std::ops::Range<u16> {
+        let class = (class as u64).min(self.params.switch.classes as u64 - 1);
+        let first = self.data_base as u64 + class * self.queues_per_class;
+        first as u16..(first + self.queues_per_class) as u16
+    }
+
+    /// The priority level of class `class`'s data queues ([`Shard::class_queues`]): one level per class, after
+    /// the control queue's.
+    pub(super) fn class_level(&self, class: u8) -> usize {
+        self.data_base + (class as usize).min(self.params.switch.classes as usize - 1)
+    }
+
+    /// The switch queue a packet of class `class` and 5-tuple hash `hash` joins: its class's queues are shared
+    /// by hashing, i.e. stochastic fair queuing (McKenney 1990) when a class has several queues.
+    #[inline]
+    pub(super) fn data_queue_for(&self, class: u8, hash: u32) -> usize {
+        let class = (class as u64).min(self.params.switch.classes as u64 - 1);
+        let within = (hash as u64 * self.queues_per_class) >> 32;
+        self.data_base + (class * self.queues_per_class + within) as usize
+    }
+}
