@@ -470,7 +470,7 @@ impl<E: EventBits> EventQueue<E> {
     }
 
     /// Removes the smallest key of bucket `b` (non-empty) if it is at most `bound`.
-    #[inline]
+    #[inline(always)]
     fn take_min(&mut self, b: usize, bound: u64) -> Option<u64> {
         let bucket = &mut self.buckets[b];
         let n = bucket.len as usize;

@@ -19,7 +19,9 @@ use std::collections::VecDeque;
 
 use bfcsim_core::{HeadQueue, PacketId, Vacant};
 
+mod layout;
 mod ring;
+pub use layout::QueueLayout;
 use ring::Ring;
 
 /// A packet's tag when it has none (a control frame): a run of its own kind like any other tag.
@@ -290,7 +292,7 @@ impl PortQueues {
 
     /// Removes the next packet to transmit: from the highest non-empty level, the DRR choice within it.
     /// Returns the packet, its size and its queue.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(PacketId, u32, usize)> {
         if self.busy_levels == 0 {
             return None;

@@ -28,8 +28,10 @@ pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
 pub mod expresspass;
+pub mod fabric;
 pub mod homa;
 pub mod hpcc;
+pub mod pfc;
 pub mod rtt_target;
 pub mod transport;
 

@@ -288,7 +288,7 @@ impl Sender {
     }
 
     /// Takes the next segment: `(seq, payload bytes, whether it was sent before)`.
-    #[inline]
+    #[inline(always)]
     pub fn next_segment(&mut self) -> (u64, u32, bool) {
         if self.lost_bytes > 0 {
             let lost = self.lost.as_mut().expect("selective repeat");

@@ -8,51 +8,13 @@
 //!
 //! # Schemes inside the network: one seam
 //!
-//! Schemes that act at switches and NICs (BFC, PFC) sit behind one interface, the `SchemeSide` trait of
-//! `src/engine/scheme/mod.rs`, chosen by the `[flow_control]` section ([`FlowControl`]). The engine moves
-//! packets and keeps time; at fixed points it calls the running scheme, dispatched by a `match` on the `Scheme`
-//! enum so that calls are static and inline:
-//!
-//! - `init`: once, when the shard's network and congestion control exist;
-//! - switch side: `enqueue` (a packet that does not ride the control queue entered a switch and was routed:
-//!   pick its queue, admit it into the buffer or refuse it with a reason, queue it), `dequeued` (the scheduler
-//!   took it out for transmission), `frame` (a per-hop PAUSE, RESUME or refresh reached the device at the far
-//!   end of its link);
-//! - NIC side: `flow_started` (returns the flow's NIC queue), `may_send` (scheduling: whether the flow may send
-//!   now), `flow_finished`;
-//! - `timer`: the scheme's own timer on a switch port or NIC port is due. All schemes share one event kind,
-//!   `SchemeTimer(port)`, at most one pending per port; a scheme keeps its own deadlines behind it. Timers that
-//!   fall on a grid (BFC's refreshes) may be armed in batches, one event per instant, and fire alike.
-//!
-//! Every method has a default that behaves as a network without the scheme, so a scheme implements only the
-//! points it acts at. The scheme's state machines are sans-IO (`bfcsim_schemes::bfc::BfcSwitch`,
-//! `bfcsim_net::pfc::PfcIngress`): handed `now` and an input, they answer with actions (a queue, a PAUSE to
-//! send) and never touch the event queue; the scheme's module in `src/engine/scheme/` describes packets to them
-//! and carries out their answers with the engine's helpers. Adding a switch-side mechanism is one module and one
-//! line in the `schemes!` list (plus its `[flow_control]` variant); for example a switch marking ECN on its
-//! pool's occupancy:
-//!
-//! ```ignore
-//! // src/engine/scheme/pool_marking.rs
-//! pub(in crate::engine) struct PoolMarking { threshold: u64 }
-//!
-//! impl SchemeSide for PoolMarking {
-//!     fn init(sh: &mut Shard) -> Result<Self, String> {
-//!         let FlowControl::PoolMarking(c) = &sh.params.flow_control else { unreachable!() };
-//!         Ok(PoolMarking { threshold: c.threshold.0 })
-//!     }
-//!     fn enqueue(sh: &mut Shard, e: &Entry) -> Result<(), DropReason> {
-//!         let Scheme::PoolMarking(me) = &sh.scheme else { unreachable!() };
-//!         if sh.switches[e.s].mmu.total() > me.threshold {
-//!             sh.packets.get_mut(e.pkt).ce = e.p.ect;
-//!         }
-//!         let queue = sh.data_queue_for(e.p.class, e.p.hash);
-//!         sh.admit_and_push(e, queue)
-//!     }
-//! }
-//! // src/engine/scheme/mod.rs: `mod pool_marking;` and, in `schemes!`,
-//! //     PoolMarking => PoolMarking(pool_marking::PoolMarking),
-//! ```
+//! The engine is a fabric (wires, switch ports and their queues, buffers, routing, NICs, the event queue,
+//! time) that knows no scheme. A scheme that acts at switches and NICs (BFC, PFC, Aquarius, ExpressPass, Homa)
+//! is a type of `bfcsim-schemes` written against [`bfcsim_schemes::fabric`]: the fabric calls its switch side
+//! and NIC side at fixed points (admission and enqueue, dequeue, frame arrival, its timers, a flow's start and
+//! end, NIC scheduling) as `&mut self` methods and hands them the fabric's verbs. The schemes a run can choose
+//! by `[flow_control] kind` are listed once, in the registry (`src/engine/registry.rs`), whose `schemes!` line
+//! per scheme generates the enum that dispatches every hook statically.
 
 pub mod config;
 mod engine;
@@ -60,8 +22,9 @@ mod partition;
 pub mod sim;
 pub mod timers;
 
+pub use bfcsim_schemes::fabric::HopStats;
 pub use config::{
     Connections, EcnConfig, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig,
 };
-pub use engine::{Counters, HopStats, QueueState, SimParams};
+pub use engine::{Counters, QueueState, SimParams};
 pub use sim::Sim;

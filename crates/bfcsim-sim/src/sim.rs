@@ -27,10 +27,9 @@ use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
+use bfcsim_schemes::fabric::{Flow, HopStats};
 
-use crate::engine::{
-    Counters, FlowInfo, HopStats, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
-};
+use crate::engine::{Counters, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work};
 use crate::partition::partition;
 
 /// A simulation of one topology, one flow list and one configuration, on one thread or several.
@@ -86,7 +85,7 @@ impl Sim {
             .min()
             .unwrap_or(Time::ZERO);
         let shards = Sim::shards_for(&topo, &params, lookahead, threads);
-        let table = FlowInfo::table(&topo, flows)?;
+        let table = Flow::table(&topo, flows)?;
         let node_shard = if shards > 1 {
             partition(&topo, &node_work(&topo, &routes, &table, &params), shards)
         } else {
@@ -193,7 +192,7 @@ impl Sim {
             first: self
                 .shards
                 .iter()
-                .map(Shard::next_event)
+                .map(|s| s.next_event())
                 .min()
                 .expect("shards"),
             flows: self.shards[0].flow_count(),
@@ -251,7 +250,7 @@ impl Sim {
     pub fn now(&self) -> Time {
         self.shards
             .iter()
-            .map(Shard::now)
+            .map(|s| s.now())
             .max()
             .unwrap_or(Time::ZERO)
     }
@@ -259,7 +258,7 @@ impl Sim {
     pub fn counters(&self) -> Counters {
         self.shards
             .iter()
-            .map(Shard::counters)
+            .map(|s| s.counters())
             .fold(Counters::default(), |a, b| a + b)
     }
     /// The run's fingerprint so far: a 64-bit hash over every packet's start on every link (time, port, flow,
@@ -373,7 +372,7 @@ impl Sim {
     }
     /// Flows finished so far.
     pub fn flows_done(&self) -> usize {
-        self.shards.iter().map(Shard::flows_done).sum()
+        self.shards.iter().map(|s| s.flows_done()).sum()
     }
     /// Number of flows.
     pub fn flow_count(&self) -> usize {
@@ -426,7 +425,7 @@ impl Sim {
     /// The most packets that were alive at once in one shard, added over shards (an upper bound on the most
     /// alive at once in the run; exact with one shard).
     pub fn peak_packets(&self) -> usize {
-        self.shards.iter().map(Shard::peak_packets).sum()
+        self.shards.iter().map(|s| s.peak_packets()).sum()
     }
     /// Number of switches.
     pub fn switch_count(&self) -> usize {
@@ -490,15 +489,15 @@ impl Sim {
     }
     /// BFC's state at switch `s`, when BFC runs.
     pub fn switch_bfc(&self, s: usize) -> Option<&BfcSwitch> {
-        self.of_switch(s).switch_bfc(s)
+        self.of_switch(s).scheme().switch_bfc(s)
     }
     /// Time each data packet waited in each switch egress queue, in picoseconds.
     pub fn queuing_delay(&self) -> LogHistogram {
-        self.merged(Shard::queuing_delay)
+        self.merged(|s| s.queuing_delay())
     }
     /// The same for the packets of one-packet flows.
     pub fn single_packet_delay(&self) -> LogHistogram {
-        self.merged(Shard::single_packet_delay)
+        self.merged(|s| s.single_packet_delay())
     }
     fn merged(&self, of: impl Fn(&Shard) -> &LogHistogram) -> LogHistogram {
         let mut all = LogHistogram::new();
@@ -513,18 +512,18 @@ impl Sim {
     pub fn pfc_records(&self) -> Option<Vec<PfcRecord>> {
         let mut all: Vec<PfcRecord> = Vec::new();
         for s in &self.shards {
-            all.extend_from_slice(s.pfc_records()?);
+            all.extend_from_slice(s.scheme().pfc_records()?);
         }
         all.sort_by_key(|r| (r.time, r.node.0, r.if_index, r.pause));
         Some(all)
     }
     /// PFC's pause state of switch egress `port`, when PFC runs.
     pub fn pfc_port(&self, port: PortId) -> Option<&PortPause> {
-        self.of_port(port).pfc_port(port)
+        self.of_port(port).scheme().pfc_port(port)
     }
     /// PFC's ingress accounting of switch `s`, when PFC runs.
     pub fn switch_pfc(&self, s: usize) -> Option<&PfcIngress> {
-        self.of_switch(s).switch_pfc(s)
+        self.of_switch(s).scheme().switch_pfc(s)
     }
 
     // ----------------------------------------------------------------------------------------------------

@@ -10,16 +10,18 @@
 //!
 //! The engine owns queues and links; [`AquariusSwitch`] is told of every data packet's enqueue and dequeue and
 //! of every PAUSE and RESUME that reaches one of its egress ports, and answers with the frames to send and the
-//! queues to pause or resume. What the paper leaves open is decided here, each a named option or a documented
+//! queues to pause or resume; [`Aquarius`] is the scheme on the fabric ([`crate::fabric`]) that does so. What the paper leaves open is decided here, each a named option or a documented
 //! choice; `docs/FIDELITY.md` (section "Aquarius") lists them.
 
 pub mod queue_table;
+mod scheme;
 pub mod switch;
 
 use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
 
 pub use queue_table::{Joined, QueueAction, QueueTable};
+pub use scheme::Aquarius;
 pub use switch::{AquariusStats, AquariusSwitch, Arrival, Departure, Enqueued, Signal, View};
 
 /// How a switch maps a new active flow (one with no packets buffered at the egress) to a queue.

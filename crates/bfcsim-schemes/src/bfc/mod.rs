@@ -5,18 +5,23 @@
 //! - [`flow_table`]: the flow table (§3.3.1), hashed as in hardware or exact for the ideal baselines.
 //! - [`pause_counter`]: the pause counter (§3.3.2).
 //! - [`switch`]: queue assignment, the pause threshold and the enqueue/dequeue operations of §3.3.
+//! - [`Bfc`]: the scheme on the fabric ([`crate::fabric`]): BFC's switch and NIC sides, its frames and
+//!   refreshes.
 //!
 //! Where the paper and the authors' public ns-3 artifact differ, the paper is the default and the
 //! artifact's behaviour a named option; `docs/FIDELITY.md` lists each.
 
 pub mod flow_table;
 pub mod pause_counter;
+mod scheme;
 pub mod switch;
 
 use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
 
 pub use pause_counter::Signal;
+pub(crate) use scheme::hop_rtt;
+pub use scheme::{Bfc, Egress};
 pub use switch::{Arrival, BfcStats, BfcSwitch, Departure, EgressView, Enqueued};
 
 /// How a switch picks the queue of a flow at an egress port.

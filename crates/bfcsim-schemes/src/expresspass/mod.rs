@@ -10,17 +10,22 @@
 //!   sequence numbers the data packets echo.
 //! - [`shaper`]: the credit rate limiter of a port (§3.1), a token bucket in integer time.
 //!
+//! [`ExpressPass`] is the scheme on the fabric ([`crate::fabric`]): the senders, receivers and rate limiters
+//! that move credits between them.
+//!
 //! Defaults follow the authors' public ns-2 simulator (kaist-ina/ns2-xpass, `xpass.cc`, `xpass-drop-tail.cc` and
 //! `scripts/large-scale-fattree.tcl`), the code BFC §6.2.1 ran ("for ExpressPass we use \[1\]"), with BFC's choices
 //! (α = 0.5, w_init = 1/16, 16 credits of credit buffer); `docs/FIDELITY.md` lists the differences.
 
 pub mod feedback;
+mod scheme;
 pub mod shaper;
 
 use bfcsim_core::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 pub use feedback::CreditFeedback;
+pub use scheme::ExpressPass;
 pub use shaper::CreditShaper;
 
 /// How the feedback loop raises its aggressiveness `w` after two increasing periods in a row.

@@ -3,16 +3,16 @@
 
 use super::*;
 
-impl Shard {
-    /// Builds the network and schedules the flows (which must be sorted by start time); `routes` are
-    /// `topo`'s.
-    pub(crate) fn new(
+impl Fabric {
+    /// Builds the network for `flows` (which must be sorted by start time); `routes` are `topo`'s. The scheme
+    /// is built next, and [`Fabric::start`] then schedules the flows.
+    pub(super) fn new(
         topo: Topology,
         routes: Routes,
-        flows: Arc<[FlowInfo]>,
+        flows: Arc<[Flow]>,
         params: SimParams,
         own: Ownership,
-    ) -> Result<Shard, String> {
+    ) -> Result<Fabric, String> {
         params.switch.validate()?;
         params.nic.validate()?;
         params.cc.validate()?;
@@ -32,17 +32,12 @@ impl Shard {
         }
         let sw = &params.switch;
         let total_q = sw.total_queues();
-        let data_base = usize::from(sw.control_priority);
-        let per_class = sw.queues_per_port / sw.classes;
-        let levels: Vec<u8> = (0..total_q)
-            .map(|q| {
-                if q < data_base {
-                    0
-                } else {
-                    (data_base + (q - data_base) / per_class as usize) as u8
-                }
-            })
-            .collect();
+        let layout = QueueLayout {
+            data_base: usize::from(sw.control_priority),
+            per_class: (sw.queues_per_port / sw.classes) as usize,
+            classes: sw.classes as usize,
+        };
+        let levels = layout.levels();
         let quantum = sw
             .quantum
             .map_or(params.nic.payload + params.nic.header, |b| {
@@ -96,7 +91,7 @@ impl Shard {
                 since_mark: Vec::new(),
             });
             for (local, &p) in node.ports.iter().enumerate() {
-                port_owner[p.idx()] = Some(Owner::Switch(sw_ports.len() as u32));
+                port_owner[p.idx()] = Some(Device::Switch(sw_ports.len() as u32));
                 let local = u16::try_from(local).map_err(|_| {
                     format!(
                         "switch {} has more than {} ports, the engine's limit",
@@ -130,7 +125,7 @@ impl Shard {
                     ports.len()
                 ));
             }
-            port_owner[ports[0].idx()] = Some(Owner::Host(hi as u32));
+            port_owner[ports[0].idx()] = Some(Device::Host(hi as u32));
             hosts.push(Host {
                 port: ports[0],
                 ctrl: VecDeque::new(),
@@ -203,7 +198,7 @@ impl Shard {
             flows.len()
         ];
         let persistent = params.nic.connections == Connections::Persistent;
-        let mut sim = Shard {
+        let mut sim = Fabric {
             routes,
             params,
             now: Time::ZERO,
@@ -240,10 +235,8 @@ impl Shard {
             drops: [0; DropReason::ALL.len()],
             port_drops: vec![0; topo.ports.len()],
             charges: Vec::new(),
-            data_base,
-            queues_per_class: per_class as u64,
-            scheme: Scheme::Plain(scheme::Plain),
-            timer_batches: scheme::TimerBatches::default(),
+            layout,
+            timer_batches: TimerBatches::default(),
             hop: pause::HopState::new(),
             queuing_delay: LogHistogram::new(),
             single_packet_delay: LogHistogram::new(),
@@ -253,15 +246,18 @@ impl Shard {
         sim.flow_ctx = sim.compute_flow_context();
         sim.init_shared_ecn();
         sim.init_rate();
-        sim.init_scheme()?;
-        if let Some(first) = sim.flows.first() {
-            sim.now = first.spec.start;
-        }
-        if let Some(&first) = sim.local_flows.first() {
-            let start = sim.flows[first as usize].spec.start;
-            sim.events.push(start, Event::Arrival);
-        }
         Ok(sim)
+    }
+
+    /// Schedules the flows, once the scheme is built: the clock moves to the first flow's start.
+    pub(super) fn start(&mut self) {
+        if let Some(first) = self.flows.first() {
+            self.now = first.spec.start;
+        }
+        if let Some(&first) = self.local_flows.first() {
+            let start = self.flows[first as usize].spec.start;
+            self.events.push(start, Event::Arrival);
+        }
     }
 
     /// The flow context every controller is created with: the fastest host's rate and the fabric's largest

@@ -72,7 +72,7 @@ pub(crate) fn take_all<T>(from: &mut Vec<T>, into: &mut Vec<T>) {
 /// `Wire::remote` for a wire whose far end this shard owns.
 pub(super) const LOCAL: u8 = u8::MAX;
 
-impl Shard {
+impl Fabric {
     /// Moves the parcels for shard `to` posted since the last call into `into` (empty: by swapping the
     /// vectors, so that parcels are not copied and the two vectors' capacities circulate).
     pub(crate) fn take_outbox(&mut self, to: usize, into: &mut Mail) {
@@ -80,7 +80,7 @@ impl Shard {
     }
 
     /// Puts parcels from other shards on their wires' far ends, to be delivered when due, with their side-table
-    /// state (read in the order [`Shard::post`] wrote it).
+    /// state (read in the order [`Fabric::post`] wrote it).
     pub(crate) fn accept(&mut self, mail: &mut Mail) {
         let Mail {
             parcels,

@@ -1,81 +1,22 @@
-//! Flows: the run-wide table of every flow's fixed facts, and the per-shard state of each flow's sender and
-//! receiver.
+//! Flows as a shard runs them: the per-shard state of each flow, and its sender's and receiver's sides (the
+//! run-wide table of every flow's fixed facts is [`Flow`]'s).
 
 use super::*;
-
-/// A flow as the run sees it, fixed from its start: one table that the shards of a split run share, so that
-/// threads do not each hold a copy of every flow (on the CLOS-128 bench, 1.7 M flows of 88 bytes in every
-/// shard, the second thread's 160 MB). One cache line a flow: the table's records, 60 bytes, each straddled two
-/// lines unaligned.
-#[repr(align(64))]
-pub(crate) struct FlowInfo {
-    pub(super) spec: FlowSpec,
-    pub(super) src_host: u32,
-    pub(super) dst_host: u32,
-    pub(super) sport: u16,
-    pub(super) dport: u16,
-    pub(super) hash: u64,
-    pub(super) rev_hash: u64,
-}
-
-impl FlowInfo {
-    /// The table of `flows` (sorted by start time) on `topo`; fails on a flow that is not between two distinct
-    /// hosts or has no bytes, naming it.
-    pub(crate) fn table(topo: &Topology, flows: &[FlowSpec]) -> Result<Arc<[FlowInfo]>, String> {
-        let mut infos = Vec::with_capacity(flows.len());
-        let mut pair_ports: HashMap<(u32, u32), u16> = HashMap::new();
-        let mut last_start = Time::ZERO;
-        for (i, f) in flows.iter().enumerate() {
-            let (Some(src_host), Some(dst_host)) = (topo.host_index(f.src), topo.host_index(f.dst))
-            else {
-                return Err(format!(
-                    "flow {i}: {} -> {} is not between two hosts",
-                    f.src, f.dst
-                ));
-            };
-            if f.src == f.dst || f.size.0 == 0 {
-                return Err(format!(
-                    "flow {i}: needs distinct hosts and at least one byte"
-                ));
-            }
-            if f.start < last_start {
-                return Err(format!("flow {i}: flows must be sorted by start time"));
-            }
-            last_start = f.start;
-            // Source ports count up per host pair from 10000, as HPCC's ns-3 assigns them.
-            let next = pair_ports.entry((f.src.0, f.dst.0)).or_insert(10000);
-            let sport = *next;
-            *next = next.wrapping_add(1);
-            let dport = if f.incast { 200 } else { 100 };
-            infos.push(FlowInfo {
-                spec: *f,
-                src_host,
-                dst_host,
-                sport,
-                dport,
-                hash: five_tuple_hash(f.src, f.dst, sport, dport),
-                rev_hash: five_tuple_hash(f.dst, f.src, dport, sport),
-            });
-        }
-        Ok(infos.into())
-    }
-}
 
 /// What one shard keeps of each flow as the run goes: 16 bytes a flow, where the sender and the receiver of
 /// the flow live in this shard's slots.
 #[derive(Clone, Copy)]
 pub(super) struct FlowState {
-    /// Index into `Shard::active` while the flow's sender runs ([`NO_SLOT`] before and after).
+    /// Index into `Fabric::active` while the flow's sender runs ([`NO_SLOT`] before and after).
     pub(super) slot: u32,
-    /// Index into `Shard::inbound` while its receiver waits for bytes (from its first packet to its last),
+    /// Index into `Fabric::inbound` while its receiver waits for bytes (from its first packet to its last),
     /// [`NO_SLOT`] before, [`RECEIVED`] once it has every byte.
     pub(super) recv_slot: u32,
     /// When the sender saw its last byte acknowledged ([`Time::MAX`]: not yet).
     pub(super) finish: Time,
 }
 
-const _: () =
-    assert!(std::mem::size_of::<FlowState>() == 16 && std::mem::size_of::<FlowInfo>() == 64);
+const _: () = assert!(std::mem::size_of::<FlowState>() == 16);
 
 pub(super) const NO_SLOT: u32 = u32::MAX;
 

@@ -3,9 +3,10 @@
 
 use super::*;
 
-impl Shard {
-    /// Packets and bytes this shard holds (NICs, queues, wires and its outbox), for the conservation check.
-    pub(crate) fn census(&self) -> (u64, u64) {
+impl Fabric {
+    /// Packets and bytes this shard holds (NICs, queues, wires, its outbox and what the scheme holds), for the
+    /// conservation check.
+    pub(super) fn census<S: Scheme>(&self, side: &S) -> (u64, u64) {
         let (mut pkts, mut bytes) = (0u64, 0u64);
         let mut count = |size: u32| {
             pkts += 1;
@@ -32,18 +33,18 @@ impl Shard {
         for p in self.outbox.iter().flat_map(Mail::parcels) {
             count(p.0.size);
         }
-        self.scheme_census(&mut |id| count(self.packets.get(id).size));
+        side.census(&mut |id| count(self.packets.get(id).size));
         (pkts, bytes)
     }
 
     /// Checks this shard's end-of-run invariants: every packet it has allocated is in one of its NICs, queues
     /// or wires; every drop has a reason; no buffer went over its capacity; each switch's occupancy equals what
     /// its queues hold. Conservation over the whole run ([`crate::sim::Sim::check_invariants`]) adds up the
-    /// shards' counters and [`Shard::census`]. Returns every violation found.
-    pub(crate) fn local_violations(&self) -> Vec<String> {
+    /// shards' counters and [`Fabric::census`]. Returns every violation found.
+    pub(super) fn local_violations<S: Scheme>(&self, side: &S) -> Vec<String> {
         let mut v = Vec::new();
         let c = &self.counters;
-        let held = self.census().0
+        let held = self.census(side).0
             - self
                 .outbox
                 .iter()
@@ -80,7 +81,6 @@ impl Shard {
                 ));
             }
         }
-        self.scheme_violations(&mut v);
         v
     }
 }

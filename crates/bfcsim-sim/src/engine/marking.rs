@@ -2,9 +2,9 @@
 //! `switch.ecn.shared` is on, BCC's shared-buffer ECN/RED on the occupancy of the port's buffer pool (Bai et
 //! al., "One More Config Is Enough", IEEE/ACM ToN, §IV-B: "a packet gets marked if anyone decides to mark it").
 //!
-//! Marking is switch configuration, not a [`scheme`](super::scheme) side: it composes with whatever runs at the
-//! hosts and hops (DCTCP with or without PFC, DCQCN, BCC's DCTCP), as the shared-buffer ECN of a commodity switch
-//! chip does, so it sits beside the seam rather than on it. Each pool's thresholds are derived once at setup
+//! Marking is switch configuration, not a scheme's side ([`bfcsim_schemes::fabric`]): it composes with whatever
+//! runs at the hosts and hops (DCTCP with or without PFC, DCQCN, BCC's DCTCP), as the shared-buffer ECN of a
+//! commodity switch chip does, so it sits beside the seam rather than on it. Each pool's thresholds are derived once at setup
 //! (§IV-C, [`SharedEcn::derive`]); §IV-D's multiple MMUs per chip are the pools themselves, each marking on its
 //! own occupancy only. Off, the marking path is exactly the per-queue RED it was (one branch more).
 //!
@@ -14,7 +14,7 @@ use bfcsim_net::ecn::{PoolFacts, SinceMark, Spacing};
 
 use super::*;
 
-impl Shard {
+impl Fabric {
     /// Marks `pkt` CE, counting the mark.
     #[inline]
     pub(super) fn mark_ce(&mut self, pkt: PacketId) {
@@ -81,7 +81,7 @@ impl Shard {
             return;
         }
         let rtt = shared.rtt.unwrap_or(self.flow_ctx.base_rtt);
-        let data = self.data_base..self.params.switch.total_queues();
+        let data = self.layout.data_base..self.layout.total();
         for s in 0..self.switches.len() {
             let ports = &self.topo.nodes[self.switch_keys[s].node.idx()].ports;
             let mmu = &self.switches[s].mmu;

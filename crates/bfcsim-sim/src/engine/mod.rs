@@ -6,13 +6,13 @@
 //! ports, not with the packets in flight. Flow arrivals come from a sorted list with one pending event;
 //! retransmission timers live in a [`TimerQueue`] with one pending event.
 //!
-//! Schemes that act inside the network (BFC, PFC) sit behind one interface, [`scheme`]: the engine calls the
-//! running scheme's switch and NIC sides at fixed points (admission and enqueue, dequeue, frame arrival, its
-//! timers, a flow's start and end at its NIC, NIC scheduling) and never asks which scheme runs. The pausing of
-//! queues that per-hop flow control shares lives in [`pause`]. Rate-based congestion control (DCQCN, HPCC)
-//! lives in [`rate`]: per-flow pacing, controller timers, CNPs, INT and switch drop notices. ECN marking,
-//! per queue and on a buffer pool's occupancy (BCC), is switch configuration that composes with any scheme and
-//! lives in [`marking`].
+//! A shard is its [`Fabric`] and its scheme, kept apart: the fabric owns every piece of the network and never
+//! asks which scheme runs; each of its methods that may reach a scheme's hook takes the running scheme as
+//! `side` ([`bfcsim_schemes::fabric`] has the hooks, the call order and the verbs; [`ops`] implements the verbs,
+//! [`registry`] lists the schemes). The pausing of queues that per-hop flow control shares lives in [`pause`],
+//! a scheme's timers in [`scheme_timer`]. Rate-based congestion control (DCQCN, HPCC) lives in [`rate`]:
+//! per-flow pacing, controller timers, CNPs, INT and switch drop notices. ECN marking, per queue and on a buffer
+//! pool's occupancy (BCC), is switch configuration that composes with any scheme and lives in [`marking`].
 
 mod build;
 mod connections;
@@ -22,21 +22,22 @@ mod invariants;
 mod marking;
 mod nic;
 mod observe;
+mod ops;
 mod paths;
 mod pause;
 mod rate;
 mod receive;
+mod registry;
 mod rto;
-mod scheme;
+mod scheme_timer;
 mod switch;
 mod wire;
 
 pub(crate) use paths::node_work;
-pub use pause::HopStats;
 pub(crate) use pause::find_cycle;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
 use bfcsim_core::rng::{self, Rng, Stream};
@@ -48,12 +49,12 @@ use bfcsim_net::ecn::{MarkPoint, PoolMarking, SinceMark};
 use bfcsim_net::int::{IntHop, IntStack};
 use bfcsim_net::mmu::{Charge, DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Packet, PacketKind, Packets};
-use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
-use bfcsim_net::queues::{NO_TAG, PortQueues, Run};
-use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash, five_tuple_hash};
+use bfcsim_net::queues::{NO_TAG, PortQueues, QueueLayout, Run};
+use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
 use bfcsim_schemes::dcqcn::CnpGenerator;
+use bfcsim_schemes::fabric::{Device, Entry, Flow, HopStats, Scheme, SwitchSide};
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
@@ -62,10 +63,10 @@ use crate::timers::TimerQueue;
 use connections::{Connection, ConnectionPool};
 use exchange::*;
 pub(crate) use exchange::{Mail, Parcel};
-pub(crate) use flows::FlowInfo;
 use flows::*;
 use nic::*;
-use scheme::{Entry, Scheme};
+use registry::AnyScheme;
+use scheme_timer::TimerBatches;
 use switch::*;
 use wire::*;
 
@@ -95,9 +96,9 @@ enum Event {
     /// The earliest retransmission timer is due.
     Timer,
     /// A timer the running scheme armed on a port (a switch port or a host's NIC port) is due; schemes keep
-    /// their own deadlines behind it ([`scheme`]).
+    /// their own deadlines behind it ([`scheme_timer`]).
     SchemeTimer(PortId),
-    /// The scheme timers armed in one batch for this instant are due ([`Shard::arm_batched_timer`]). Encoded
+    /// The scheme timers armed in one batch for this instant are due ([`Fabric::arm_batched_timer`]). Encoded
     /// as a `SchemeTimer` of a port number no topology has, so that it pops where its timers would.
     SchemeTick,
     /// Look for queues paused too long.
@@ -181,7 +182,7 @@ pub struct Counters {
     pub dropped_bytes: u64,
     /// Packet transmissions over a link (packet-hops).
     pub hops: u64,
-    /// Events processed. A batch of scheme timers (`Shard::arm_batched_timer`) counts as its timers, so
+    /// Events processed. A batch of scheme timers (`Fabric::arm_batched_timer`) counts as its timers, so
     /// that the count does not depend on how a run is split into shards (each fires its own batch).
     pub events: u64,
     /// Data packets sent again after a NACK or timeout (payload already sent once).
@@ -228,10 +229,10 @@ pub struct QueueState {
     pub paused: bool,
 }
 
-/// One shard of a simulation of one topology, one flow list and one configuration: it owns some nodes (all of
-/// them in a one-thread run) and handles the events of their ports, switches, hosts and flows (a flow belongs
-/// to its source's shard, its receiving side to its destination's).
-pub struct Shard {
+/// The fabric of one shard: wires, switch ports and their queues, buffers, routing, NICs, flows, the event
+/// queue and time, for the nodes the shard owns. It knows no scheme: the running scheme is handed to every
+/// method that may reach one of its hooks, as `side` ([`bfcsim_schemes::fabric`]).
+pub struct Fabric {
     topo: Topology,
     routes: Routes,
     params: SimParams,
@@ -252,7 +253,7 @@ pub struct Shard {
     switch_of_node: Vec<u32>,
     hosts: Vec<Host>,
     /// Every flow, shared by the shards.
-    flows: Arc<[FlowInfo]>,
+    flows: Arc<[Flow]>,
     /// This shard's state of every flow, by the same index.
     flow_state: Vec<FlowState>,
     /// The flows whose source this shard owns, by start time.
@@ -276,13 +277,10 @@ pub struct Shard {
     /// said ([`Charge::Reserve`] or [`Charge::Shared`], `switch.admission = "bcc-ns2"`); empty under Dynamic
     /// Threshold, whose charges follow the queue's level.
     charges: Vec<Charge>,
-    /// Data queue layout at switch ports.
-    data_base: usize,
-    queues_per_class: u64,
-    /// The running scheme's switch and NIC sides and their state ([`scheme`]).
-    scheme: Scheme,
-    /// Scheme timers armed in batches, one event per instant ([`Shard::arm_batched_timer`]).
-    timer_batches: scheme::TimerBatches,
+    /// Which queue of a switch port serves which class.
+    layout: QueueLayout,
+    /// Scheme timers armed in batches, one event per instant ([`Fabric::arm_batched_timer`]).
+    timer_batches: TimerBatches,
     /// Pausing state outside the switches and hosts: frame payloads, counts, the watchdog.
     hop: pause::HopState,
     /// Time each data packet waited in each switch egress queue, in picoseconds.
@@ -292,7 +290,7 @@ pub struct Shard {
     /// Rate-based CC's run-wide state: which of its mechanisms run, the INT side slab, the CC timers.
     rate: rate::RateState,
     /// The run's fingerprint so far: the wrapping sum over every transmission on a link of a hash of what was
-    /// sent where and when ([`Shard::transmit`]). A sum does not depend on the order of its terms, so the
+    /// sent where and when ([`Fabric::transmit`]). A sum does not depend on the order of its terms, so the
     /// shards' fingerprints add up to the same value whatever the number of threads.
     fingerprint: u64,
     /// Data packets that brought their receiver bytes it did not have: a run whose count stops growing while
@@ -300,10 +298,101 @@ pub struct Shard {
     progress: u64,
 }
 
+/// One shard of a simulation of one topology, one flow list and one configuration: it owns some nodes (all of
+/// them in a one-thread run) and handles the events of their ports, switches, hosts and flows (a flow belongs
+/// to its source's shard, its receiving side to its destination's). Its fabric and its scheme are apart, so
+/// that the fabric can hand the scheme to itself; what a caller reads between slices is the fabric's.
+pub struct Shard {
+    fab: Fabric,
+    scheme: AnyScheme,
+}
+
+impl std::ops::Deref for Shard {
+    type Target = Fabric;
+    fn deref(&self) -> &Fabric {
+        &self.fab
+    }
+}
+
 impl Shard {
+    /// Builds the network, then the configured scheme, and schedules the flows (which must be sorted by start
+    /// time); `routes` are `topo`'s.
+    pub(crate) fn new(
+        topo: Topology,
+        routes: Routes,
+        flows: Arc<[Flow]>,
+        params: SimParams,
+        own: Ownership,
+    ) -> Result<Shard, String> {
+        let mut fab = Fabric::new(topo, routes, flows, params, own)?;
+        let scheme = AnyScheme::new(&fab.params.flow_control.clone(), &mut fab)?;
+        fab.start();
+        Ok(Shard { fab, scheme })
+    }
+
     /// Processes every event due up to and including `end`; the caller ([`crate::sim::Sim`]) makes sure no
     /// parcel from another shard is due by then.
     pub(crate) fn run_window(&mut self, end: Time) {
+        self.scheme.run_window(&mut self.fab, end);
+    }
+
+    /// Moves the clock to `t` (no earlier than the last event) when a run stops at a time limit.
+    pub(crate) fn set_now(&mut self, t: Time) {
+        self.fab.now = self.fab.now.max(t);
+    }
+
+    /// Moves the parcels for shard `to` posted since the last call into `into`.
+    pub(crate) fn take_outbox(&mut self, to: usize, into: &mut Mail) {
+        self.fab.take_outbox(to, into);
+    }
+
+    /// Puts parcels from other shards on their wires' far ends.
+    pub(crate) fn accept(&mut self, mail: &mut Mail) {
+        self.fab.accept(mail);
+    }
+
+    /// Starts both queuing-delay histograms afresh (the end of a measurement warm-up).
+    pub fn reset_queuing_delay(&mut self) {
+        self.fab.reset_queuing_delay();
+    }
+
+    /// Packets and bytes this shard holds (NICs, queues, wires, its outbox and the scheme's own), for the
+    /// conservation check.
+    pub(crate) fn census(&self) -> (u64, u64) {
+        self.fab.census(&self.scheme)
+    }
+
+    /// This shard's end-of-run invariant violations, the scheme's included.
+    pub(crate) fn local_violations(&self) -> Vec<String> {
+        let mut v = self.fab.local_violations(&self.scheme);
+        self.scheme.violations(&self.fab, &mut v);
+        v
+    }
+
+    /// Per-hop flow control counts so far: the watchdog's and the scheme's.
+    pub fn hop_stats(&self) -> HopStats {
+        let mut stats = self.fab.hop.watchdog_stats();
+        self.scheme.add_stats(&mut stats);
+        stats
+    }
+
+    /// How long `port`'s link was paused up to now, for the flow-control report: under PFC the time any priority
+    /// of its transmitter (a switch port or a NIC) was paused by the device downstream, what `pfc.txt` shows;
+    /// otherwise the time a switch port had packets but none it could send (BFC pauses single queues). `None`
+    /// for a port that is never paused.
+    pub fn link_paused_time(&self, port: PortId) -> Option<Time> {
+        self.scheme.link_paused_time(&self.fab, port)
+    }
+
+    /// The running scheme.
+    pub(crate) fn scheme(&self) -> &AnyScheme {
+        &self.scheme
+    }
+}
+
+impl Fabric {
+    /// Processes every event due up to and including `end`, `side` being the running scheme.
+    pub(super) fn run_window<S: Scheme>(&mut self, side: &mut S, end: Time) {
         while let Some((t, ev)) = self.events.pop_until_ahead(end, |ev| {
             // The packet a delivery a few pops ahead reads first, last touched as it left a link delay ago: on
             // the 1024-host tree its line missed the L2 in a quarter of the loop's misses. Asking for it costs
@@ -318,16 +407,16 @@ impl Shard {
             match ev {
                 Event::TxDone(p) => {
                     self.wires[p.idx()].wake_pending = false;
-                    self.service(p);
+                    self.service(side, p);
                 }
-                Event::Deliver(p) => self.deliver(p),
-                Event::Arrival => self.arrival(),
-                Event::Timer => self.fire_timers(),
-                Event::SchemeTimer(p) => self.fire_scheme_timer(p),
-                Event::SchemeTick => self.fire_timer_batch(),
+                Event::Deliver(p) => self.deliver(side, p),
+                Event::Arrival => self.arrival(side),
+                Event::Timer => self.fire_timers(side),
+                Event::SchemeTimer(p) => self.fire_scheme_timer(side, p),
+                Event::SchemeTick => self.fire_timer_batch(side),
                 Event::Watchdog => self.watchdog(),
-                Event::CcTimer => self.fire_cc_timers(),
-                Event::NicWake(p) => self.nic_wake(p),
+                Event::CcTimer => self.fire_cc_timers(side),
+                Event::NicWake(p) => self.nic_wake(side, p),
             }
         }
     }
@@ -335,10 +424,5 @@ impl Shard {
     /// The time of the earliest pending event (`Time::MAX`: none).
     pub(crate) fn next_event(&self) -> Time {
         self.events.next_time().unwrap_or(Time::MAX)
-    }
-
-    /// Moves the clock to `t` (no earlier than the last event) when a run stops at a time limit.
-    pub(crate) fn set_now(&mut self, t: Time) {
-        self.now = self.now.max(t);
     }
 }

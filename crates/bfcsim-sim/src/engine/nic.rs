@@ -19,8 +19,8 @@ pub(super) struct Host {
     pub(super) timer_at: Time,
 }
 
-impl Shard {
-    pub(super) fn arrival(&mut self) {
+impl Fabric {
+    pub(super) fn arrival<S: Scheme>(&mut self, side: &mut S) {
         let id = FlowId(self.local_flows[self.next_arrival]);
         self.next_arrival += 1;
         if let Some(&next) = self.local_flows.get(self.next_arrival) {
@@ -64,12 +64,12 @@ impl Shard {
         };
         let slot = self.active.insert(active);
         self.flow_state[id.idx()].slot = slot;
-        self.active[slot as usize].nic_q = self.scheme_flow_started(src_host, id, slot as usize);
-        self.make_ready(id);
+        self.active[slot as usize].nic_q = side.flow_started(self, src_host, id, slot as usize);
+        self.make_ready(side, id);
     }
 
     /// Puts a flow in its NIC's round robin if it can send and is not already there.
-    pub(super) fn make_ready(&mut self, id: FlowId) {
+    pub(super) fn make_ready<S: Scheme>(&mut self, side: &mut S, id: FlowId) {
         let (slot, h) = (
             self.flow_state[id.idx()].slot as usize,
             self.flows[id.idx()].src_host,
@@ -78,20 +78,20 @@ impl Shard {
         if a.in_ring || a.parked || !a.sender.can_send(a.cc.window()) {
             return;
         }
-        if !self.scheme_may_send(h, id, slot) {
+        if !side.may_send(self, h, id, slot) {
             return;
         }
         self.active[slot].in_ring = true;
         let host = &mut self.hosts[h as usize];
         host.ready.push_back(id);
         let port = host.port;
-        self.kick(port);
+        self.kick(side, port);
     }
 
     /// The next flow host `h`'s NIC considers, taken out of its ready list: the longest waiting under round
     /// robin; under SRF (BFC App. A.2: "NICs also follow SRF scheduling") the one with the fewest bytes left to
     /// send, the longest waiting on a tie. A finished flow ranks 0 so that it is dropped from the list at once.
-    #[inline]
+    #[inline(always)]
     pub(super) fn next_ready(&mut self, h: u32) -> Option<FlowId> {
         let ready = &mut self.hosts[h as usize].ready;
         if self.params.nic.scheduler == NicScheduler::RoundRobin {
@@ -110,10 +110,10 @@ impl Shard {
     }
 
     /// The NIC of host `h` is idle: send a control frame if one waits, else the next data packet of the ready
-    /// flows in the NIC's order ([`Shard::next_ready`]). Returns whether more may wait.
-    pub(super) fn nic_send(&mut self, h: u32) -> bool {
+    /// flows in the NIC's order ([`Fabric::next_ready`]). Returns whether more may wait.
+    pub(super) fn nic_send<S: Scheme>(&mut self, side: &mut S, h: u32) -> bool {
         let port = self.hosts[h as usize].port;
-        if let Some(pkt) = self.scheme_nic_poll(h) {
+        if let Some(pkt) = side.nic_poll(self, h) {
             self.transmit(port, pkt);
             // More of the scheme's packets, control frames or data may wait; a spare wake-up finds none.
             return true;
@@ -124,11 +124,11 @@ impl Shard {
         if let Some(pkt) = host.ctrl.pop_front() {
             let flows_wait = !host.ready.is_empty();
             let more =
-                !host.ctrl.is_empty() || flows_wait && !(paused && self.scheme_nic_blocked(h));
+                !host.ctrl.is_empty() || flows_wait && !(paused && side.nic_blocked(self, h));
             self.transmit(port, pkt);
             return more;
         }
-        if paused && self.scheme_nic_blocked(h) {
+        if paused && side.nic_blocked(self, h) {
             return false;
         }
         while let Some(id) = self.next_ready(h) {
@@ -137,7 +137,7 @@ impl Shard {
                 continue; // finished while queued
             }
             let slot = slot as usize;
-            if !self.scheme_may_send(h, id, slot) {
+            if !side.may_send(self, h, id, slot) {
                 self.active[slot].in_ring = false;
                 continue;
             }
@@ -201,7 +201,7 @@ impl Shard {
             if self.rate.active {
                 self.data_sent(slot, pkt, size);
             }
-            self.scheme_data_sent(h, slot, pkt);
+            side.data_sent(self, h, slot, pkt);
             // The scheme may have queued a control packet behind this one.
             let host = &self.hosts[h as usize];
             let more = !host.ready.is_empty() || !host.ctrl.is_empty();
@@ -258,23 +258,22 @@ impl Shard {
     }
 
     /// Queues control packet `pkt` at host `h`'s NIC, ahead of data, and wakes the NIC.
-    pub(super) fn send_control(&mut self, h: u32, pkt: PacketId) {
+    pub(super) fn send_control<S: Scheme>(&mut self, side: &mut S, h: u32, pkt: PacketId) {
         self.queue_control(h, pkt);
         let port = self.hosts[h as usize].port;
-        self.kick(port);
+        self.kick(side, port);
     }
 
     /// Sends a control packet (ACK, NACK or CNP) from host `h` back to the sender of data packet `data`
-    /// (whose id was `data_id`), ahead of data at the NIC.
+    /// (whose id was `data_id`), ahead of data at the NIC, with `seq` and `aux` as its kind defines them.
     #[inline]
-    pub(super) fn send_reply(
+    pub(super) fn send_reply<S: Scheme>(
         &mut self,
+        side: &mut S,
         h: u32,
-        data: &Packet,
-        data_id: PacketId,
+        (data, data_id): (&Packet, PacketId),
         kind: PacketKind,
-        seq: u64,
-        aux: u32,
+        (seq, aux): (u64, u32),
     ) {
         let info = &self.flows[data.flow.idx()];
         let size = self.params.nic.ack_size;
@@ -306,10 +305,10 @@ impl Shard {
         let host = &mut self.hosts[h as usize];
         host.ctrl.push_back(reply);
         let port = host.port;
-        self.kick(port);
+        self.kick(side, port);
     }
 
-    pub(super) fn complete(&mut self, id: FlowId) {
+    pub(super) fn complete<S: Scheme>(&mut self, side: &mut S, id: FlowId) {
         let info = &self.flows[id.idx()];
         let slot = self.flow_state[id.idx()].slot;
         let a = &self.active[slot as usize];
@@ -322,7 +321,7 @@ impl Shard {
                 Connection::after(a.cc.clone(), a.sender.rtt_estimate(), a.last_send),
             );
         }
-        self.scheme_flow_finished(h, q);
+        side.flow_finished(self, h, q);
         self.active.release(slot);
         let state = &mut self.flow_state[id.idx()];
         state.slot = NO_SLOT;

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Shard {
+impl Fabric {
     /// Current simulated time.
     pub fn now(&self) -> Time {
         self.now
@@ -87,7 +87,7 @@ impl Shard {
     /// Packets that arrived at switch egress port `port`'s queues so far, every kind, and those of them its
     /// buffer dropped (`None` for a host's port).
     pub fn port_arrivals(&self, port: PortId) -> Option<(u64, u64)> {
-        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+        let Device::Switch(sp) = self.wires[port.idx()].owner else {
             return None;
         };
         let dropped = self.port_drops[port.idx()];
@@ -119,8 +119,8 @@ impl Shard {
     /// Bytes waiting in queue `q` of switch egress `port` (not counting the packet being serialized).
     pub fn egress_queue_bytes(&self, port: PortId, q: usize) -> u64 {
         match self.wires[port.idx()].owner {
-            Owner::Switch(sp) => self.sw_ports[sp as usize].queues.queue_bytes(q),
-            Owner::Host(_) => 0,
+            Device::Switch(sp) => self.sw_ports[sp as usize].queues.queue_bytes(q),
+            Device::Host(_) => 0,
         }
     }
 
@@ -130,7 +130,7 @@ impl Shard {
     /// that a lone flow at line rate, whose packets never wait, is active as in M/G/1-PS. A scan of the port's
     /// packets: for sampling, never on the per-packet path. `None` for a host's port.
     pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
-        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+        let Device::Switch(sp) = self.wires[port.idx()].owner else {
             return None;
         };
         let w = &self.wires[port.idx()];
@@ -174,7 +174,7 @@ impl Shard {
     /// The state of each queue of switch egress `port` now (`None` for a host's port): for looking inside a
     /// run between slices (which queues hold what, which are paused), never on the per-packet path.
     pub fn port_queues(&self, port: PortId) -> Option<Vec<QueueState>> {
-        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+        let Device::Switch(sp) = self.wires[port.idx()].owner else {
             return None;
         };
         let queues = &self.sw_ports[sp as usize].queues;
@@ -203,31 +203,31 @@ impl Shard {
     }
 
     /// Time each data packet waited in each switch egress queue (ps), since the start or the last
-    /// [`Shard::reset_queuing_delay`].
+    /// [`Fabric::reset_queuing_delay`].
     pub fn queuing_delay(&self) -> &LogHistogram {
         &self.queuing_delay
     }
 
     /// Time the packets of one-packet flows waited in each switch egress queue (ps), as
-    /// [`Shard::queuing_delay`].
+    /// [`Fabric::queuing_delay`].
     pub fn single_packet_delay(&self) -> &LogHistogram {
         &self.single_packet_delay
     }
 
     /// Starts both queuing-delay histograms afresh (the end of a measurement warm-up).
-    pub fn reset_queuing_delay(&mut self) {
+    pub(super) fn reset_queuing_delay(&mut self) {
         self.queuing_delay = LogHistogram::new();
         self.single_packet_delay = LogHistogram::new();
     }
 
     /// The data queue index of class `class`'s first queue at switch ports.
     pub fn data_queue(&self, class: u8) -> usize {
-        self.data_base + class as usize * self.queues_per_class as usize
+        self.layout.data_queue(class)
     }
 
     /// The switch queue flow `id`'s data packets join at every switch port.
     pub fn flow_queue(&self, id: FlowId) -> usize {
         let f = &self.flows[id.idx()];
-        self.data_queue_for(f.spec.class, f.hash as u32)
+        self.layout.data_queue_for(f.spec.class, f.hash as u32)
     }
 }

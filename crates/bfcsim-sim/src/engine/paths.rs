@@ -1,5 +1,5 @@
 //! Flows' paths under flow-level ECMP, known before a packet moves: for the ideal FCTs and the route reports
-//! ([`Shard::flow_paths_into`]), and for splitting a run across threads by the work each node will do
+//! ([`Fabric::flow_paths_into`]), and for splitting a run across threads by the work each node will do
 //! ([`node_work`]).
 
 use super::*;
@@ -14,7 +14,7 @@ fn walk(
     seed_of: impl Fn(NodeId) -> Option<u64>,
     mut visit: impl FnMut(PortId),
 ) {
-    // A host without a link has no path (and `Shard::new` refuses it).
+    // A host without a link has no path (and `Fabric::new` refuses it).
     let Some(&first) = topo.nodes[topo.hosts[src as usize].idx()].ports.first() else {
         return;
     };
@@ -27,7 +27,7 @@ fn walk(
     }
 }
 
-impl Shard {
+impl Fabric {
     /// The ports a packet with 5-tuple hash `hash` crosses from host index `src` to host index `dst` under
     /// flow-level ECMP, written into `path` (cleared first).
     fn path_by_hash(&self, src: u32, dst: u32, hash: u64, path: &mut Vec<PortId>) {
@@ -59,10 +59,10 @@ impl Shard {
 pub(crate) fn node_work(
     topo: &Topology,
     routes: &Routes,
-    flows: &[FlowInfo],
+    flows: &[Flow],
     params: &SimParams,
 ) -> Vec<u64> {
-    // The switches' ECMP seeds, as `Shard::new` draws them.
+    // The switches' ECMP seeds, as `Fabric::new` draws them.
     let seeds: Vec<Option<u64>> = (0..topo.nodes.len())
         .map(|i| {
             (topo.nodes[i].kind == NodeKind::Switch)
@@ -92,7 +92,7 @@ pub(crate) fn node_work(
     work
 }
 
-impl Shard {
+impl Fabric {
     /// The port of switch `s` that leads back towards flow `id`'s source along the path its data packets take
     /// under flow-level ECMP (the link they reach `s` through): ExpressPass's symmetric routing of credits.
     pub(super) fn toward_source(&self, id: FlowId, s: usize) -> PortId {

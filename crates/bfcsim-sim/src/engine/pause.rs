@@ -178,55 +178,12 @@ impl NicQueues {
     }
 }
 
-/// Per-hop flow control counts.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct HopStats {
-    /// PAUSE frames sent.
-    pub pause_frames: u64,
-    /// RESUME frames sent.
-    pub resume_frames: u64,
-    /// Refresh frames sent.
-    pub refresh_frames: u64,
-    /// Frames lost on purpose (`lose_frames`).
-    pub frames_lost: u64,
-    /// Queues found paused longer than the watchdog bound (each pause episode counted once).
-    pub watchdog_alarms: u64,
-    /// The first alarm, described.
-    pub first_alarm: Option<String>,
-    /// BFC's switch counts, summed over switches.
-    pub bfc: bfcsim_schemes::bfc::BfcStats,
-    /// ExpressPass's credit counts.
-    pub credits: bfcsim_schemes::expresspass::CreditStats,
-    /// Homa's grants, RESENDs and core queuing delays.
-    pub homa: bfcsim_schemes::homa::HomaStats,
-    /// Aquarius's switch counts, summed over switches.
-    pub aquarius: bfcsim_schemes::aquarius::AquariusStats,
-}
-
-impl std::ops::Add for HopStats {
-    type Output = HopStats;
-    /// Two shards' counts together; the first alarm is the left one's, else the right one's.
-    fn add(self, o: HopStats) -> HopStats {
-        HopStats {
-            pause_frames: self.pause_frames + o.pause_frames,
-            resume_frames: self.resume_frames + o.resume_frames,
-            refresh_frames: self.refresh_frames + o.refresh_frames,
-            frames_lost: self.frames_lost + o.frames_lost,
-            watchdog_alarms: self.watchdog_alarms + o.watchdog_alarms,
-            first_alarm: self.first_alarm.or(o.first_alarm),
-            bfc: self.bfc + o.bfc,
-            credits: self.credits + o.credits,
-            homa: self.homa + o.homa,
-            aquarius: self.aquarius + o.aquarius,
-        }
-    }
-}
-
-/// Run-wide state of pausing: frame payloads in flight, counts, the watchdog.
+/// Run-wide state of pausing: frame payloads in flight, the watchdog and its alarms.
 pub(super) struct HopState {
     /// Bitmaps of refresh frames in flight, by the index in the frame's `seq`.
     maps: Slots<Vec<u64>>,
-    pub(super) stats: HopStats,
+    /// The watchdog's alarms (the other counts are the scheme's).
+    stats: HopStats,
     /// When the first alarm was raised and its position in the watchdog's scan (switch ports, then hosts), to
     /// pick the same first alarm among shards as one engine would.
     first_alarm_at: Option<(Time, usize)>,
@@ -269,21 +226,24 @@ impl HopState {
     pub(super) fn release_map(&mut self, index: u32) {
         self.maps.release(index);
     }
+
+    /// The watchdog's alarms so far.
+    pub(super) fn watchdog_stats(&self) -> HopStats {
+        self.stats.clone()
+    }
 }
 
-impl Shard {
-    /// Counts a PAUSE or RESUME frame a switch sends (refreshes are counted where they are built).
-    pub(super) fn count_frame(&mut self, kind: PacketKind) {
-        if kind == PacketKind::Pause {
-            self.hop.stats.pause_frames += 1;
-        } else {
-            self.hop.stats.resume_frames += 1;
-        }
-    }
-
+impl Fabric {
     /// Puts a hop-by-hop frame in switch `port`'s control queue.
-    pub(super) fn send_frame(&mut self, port: PortId, kind: PacketKind, seq: u64, size: u32) {
-        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+    pub(super) fn send_frame<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        port: PortId,
+        kind: PacketKind,
+        seq: u64,
+        size: u32,
+    ) {
+        let Device::Switch(sp) = self.wires[port.idx()].owner else {
             unreachable!("only switches send per-hop frames")
         };
         let pkt = self.packets.alloc(Packet {
@@ -319,7 +279,7 @@ impl Shard {
             return;
         }
         self.sw_ports[sp as usize].queues.push(0, pkt, size);
-        self.kick(port);
+        self.kick(side, port);
     }
 
     /// Consumes a per-hop frame at the device it reached: counts it delivered and frees it; returns its fields.
@@ -331,20 +291,21 @@ impl Shard {
         p
     }
 
-    /// Pauses or resumes queues of switch port `sp`, the transmitter of `port`, keeping their clocks; serves the
-    /// port again if any queue was resumed.
-    pub(super) fn set_port_paused(
+    /// Pauses or resumes queues of switch port `sp`, keeping their clocks; serves the port again if any queue
+    /// was resumed.
+    pub(super) fn set_port_paused<S: Scheme>(
         &mut self,
-        port: PortId,
+        side: &mut S,
         sp: u32,
         queues: impl IntoIterator<Item = (usize, bool)>,
     ) {
         if self.set_queues_paused(sp, queues) {
-            self.kick(port);
+            let port = self.sw_port_id(&self.sw_ports[sp as usize]);
+            self.kick(side, port);
         }
     }
 
-    /// [`Shard::set_port_paused`] without serving the port: for a change made while the port is sending (a
+    /// [`Fabric::set_port_paused`] without serving the port: for a change made while the port is sending (a
     /// scheme's `dequeued`), where kicking it would put a second packet on the wire before the first one's
     /// transmission is accounted; the sender looks for a ready queue after `dequeued` and wakes for it. Returns
     /// whether a queue was resumed.
@@ -369,9 +330,14 @@ impl Shard {
     ///
     /// On a resume the NIC is woken first for the flows still in its ready list, then the parked flows rejoin
     /// the list behind them. Flows stay in the list while the scheme holds the whole NIC
-    /// ([`scheme::SchemeSide::nic_blocked`]), so a pause of every queue leaves their order as it was. A NIC whose
+    /// ([`NicSide::nic_blocked`]), so a pause of every queue leaves their order as it was. A NIC whose
     /// list holds flows is otherwise already sending or due to wake, and the wake-up changes nothing.
-    pub(super) fn set_nic_paused(&mut self, h: u32, queues: impl IntoIterator<Item = (u32, bool)>) {
+    pub(super) fn set_nic_paused<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        h: u32,
+        queues: impl IntoIterator<Item = (u32, bool)>,
+    ) {
         let mut resumed = false;
         for (q, paused) in queues {
             resumed |= self.hosts[h as usize].nic.set_paused(q, paused, self.now) && !paused;
@@ -380,14 +346,14 @@ impl Shard {
             let host = &self.hosts[h as usize];
             if !host.ready.is_empty() {
                 let port = host.port;
-                self.kick(port);
+                self.kick(side, port);
             }
-            self.unpark(h);
+            self.unpark(side, h);
         }
     }
 
     /// Re-readies the parked flows of host `h` whose NIC queue is no longer paused.
-    fn unpark(&mut self, h: u32) {
+    fn unpark<S: Scheme>(&mut self, side: &mut S, h: u32) {
         let parked = std::mem::take(&mut self.hosts[h as usize].nic.parked);
         let mut still = Vec::new();
         for id in parked {
@@ -400,7 +366,7 @@ impl Shard {
                 still.push(id);
             } else {
                 a.parked = false;
-                self.make_ready(id);
+                self.make_ready(side, id);
             }
         }
         self.hosts[h as usize].nic.parked.extend(still);
@@ -422,7 +388,7 @@ impl Shard {
     }
 
     /// Queues data packet `e`, admitted into the buffer, in `queue` of its egress under a scheme that pauses:
-    /// the packet keeps its ingress (an edge of [`Shard::wait_edges`]) and the scheme's `hop_flags` until it
+    /// the packet keeps its ingress (an edge of [`Fabric::wait_edges`]) and the scheme's `hop_flags` until it
     /// leaves, and the port's "link paused" clock sees the new packet.
     pub(super) fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8) {
         self.push_admitted(e, queue);
@@ -499,13 +465,6 @@ impl Shard {
         self.hop.first_alarm_at
     }
 
-    /// Per-hop flow control counts so far.
-    pub fn hop_stats(&self) -> HopStats {
-        let mut stats = self.hop.stats.clone();
-        self.scheme_add_stats(&mut stats);
-        stats
-    }
-
     /// How long switch port `sp` had packets but none it could send, up to now.
     pub(super) fn port_blocked_time(&self, sp: u32) -> Time {
         self.sw_ports[sp as usize].pause.blocked_time(self.now)
@@ -514,7 +473,7 @@ impl Shard {
     /// For switch port `port`: how long its link was paused (packets waiting, none sendable) and how long each
     /// of its queues was paused, up to now.
     pub fn port_pause_times(&self, port: PortId) -> Option<(Time, Vec<Time>)> {
-        let Owner::Switch(sp) = self.wires[port.idx()].owner else {
+        let Device::Switch(sp) = self.wires[port.idx()].owner else {
             return None;
         };
         let c = &self.sw_ports[sp as usize].pause;
@@ -525,7 +484,7 @@ impl Shard {
     }
 }
 
-impl Shard {
+impl Fabric {
     /// The port id of switch port `sp`.
     pub(super) fn sw_port_id(&self, sp: &SwitchPort) -> PortId {
         self.switch_port(sp.switch as usize, sp.local as usize)

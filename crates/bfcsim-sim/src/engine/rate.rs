@@ -49,7 +49,7 @@ pub(super) struct RateState {
     timer_event_at: Option<Time>,
 }
 
-impl Shard {
+impl Fabric {
     /// Turns on what the configured controller needs.
     pub(super) fn init_rate(&mut self) {
         let r = &mut self.rate;
@@ -106,8 +106,8 @@ impl Shard {
     }
 
     /// Paced flows of the NIC owning `port` whose wait is over rejoin the round robin.
-    pub(super) fn nic_wake(&mut self, port: PortId) {
-        let Owner::Host(h) = self.wires[port.idx()].owner else {
+    pub(super) fn nic_wake<S: Scheme>(&mut self, side: &mut S, port: PortId) {
+        let Device::Host(h) = self.wires[port.idx()].owner else {
             unreachable!("only NICs pace")
         };
         let host = &mut self.hosts[h as usize];
@@ -142,7 +142,7 @@ impl Shard {
             woke = true;
         }
         if woke {
-            self.kick(port);
+            self.kick(side, port);
         }
     }
 
@@ -200,7 +200,7 @@ impl Shard {
     }
 
     /// Fires every controller timer due now.
-    pub(super) fn fire_cc_timers(&mut self) {
+    pub(super) fn fire_cc_timers<S: Scheme>(&mut self, side: &mut S) {
         // While the due timers fire, this event stays the pending one, so that a flow re-armed in the loop
         // pushes no event of its own. Cleared first, each firing left one: an event 300 µs ahead (DCQCN's
         // rate-increase timer), superseded by the next deadline pushed below, which popped later to do nothing
@@ -220,7 +220,7 @@ impl Shard {
                 a.cc.on_timer(self.now);
             }
             self.cc_changed(slot as usize);
-            self.make_ready(id);
+            self.make_ready(side, id);
         }
         if firing {
             self.rate.timer_event_at = None;
@@ -267,7 +267,7 @@ impl Shard {
 
     /// A switch dropped data packet `p` and tells its sender at once (`switch.drop_notification`).
     #[inline(never)]
-    pub(super) fn notify_drop(&mut self, p: &Packet) {
+    pub(super) fn notify_drop<S: Scheme>(&mut self, side: &mut S, p: &Packet) {
         let slot = self.flow_state[p.flow.idx()].slot;
         if slot == NO_SLOT {
             return;
@@ -279,7 +279,7 @@ impl Shard {
             let h = self.flows[p.flow.idx()].src_host;
             self.restart_rto(h, slot as usize);
             self.cc_changed(slot as usize);
-            self.make_ready(p.flow);
+            self.make_ready(side, p.flow);
         }
     }
 }

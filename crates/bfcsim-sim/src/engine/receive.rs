@@ -3,21 +3,21 @@
 
 use super::*;
 
-impl Shard {
+impl Fabric {
     // Out of line: it keeps `deliver` small enough to be inlined into the event loop with the switch path
     // (hosts receive one packet for every few switch hops).
     #[inline(never)]
-    pub(super) fn host_receive(&mut self, h: u32, pkt: PacketId) {
+    pub(super) fn host_receive<S: Scheme>(&mut self, side: &mut S, h: u32, pkt: PacketId) {
         let p = *self.packets.get(pkt);
         self.counters.delivered_pkts += 1;
         self.counters.delivered_bytes += p.size as u64;
         self.packets.free(pkt);
         if p.kind == PacketKind::Data {
-            self.receive_data(h, &p, pkt);
+            self.receive_data(side, h, &p, pkt);
             return;
         }
         if p.kind.is_scheme_control() {
-            self.scheme_packet_arrived(h, &p);
+            side.packet_arrived(self, h, &p);
             return;
         }
         let slot = self.flow_state[p.flow.idx()].slot;
@@ -32,7 +32,7 @@ impl Shard {
                 let rtt = self.now - p.sent_at;
                 let out = a.sender.handle_ack(p.seq, Some(rtt));
                 if out.complete {
-                    self.complete(p.flow);
+                    self.complete(side, p.flow);
                     return;
                 }
                 if out.newly_acked > 0 {
@@ -52,12 +52,12 @@ impl Shard {
                 }
                 a.cc.on_ack(self.now, &signal);
                 self.cc_changed(slot);
-                self.make_ready(p.flow);
+                self.make_ready(side, p.flow);
             }
             PacketKind::Cnp => {
                 self.active[slot].cc.on_cnp(self.now);
                 self.cc_changed(slot);
-                self.make_ready(p.flow);
+                self.make_ready(side, p.flow);
             }
             PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh => {
                 unreachable!("per-hop frames are consumed where they arrive")
@@ -81,22 +81,28 @@ impl Shard {
                     self.restart_rto(h, slot);
                     self.cc_changed(slot);
                 }
-                self.make_ready(p.flow);
+                self.make_ready(side, p.flow);
             }
         }
     }
 
     /// Data packet `p` (whose id was `pkt`) reached its destination host `h`: the flow's receiver answers.
     #[inline]
-    pub(super) fn receive_data(&mut self, h: u32, p: &Packet, pkt: PacketId) {
+    pub(super) fn receive_data<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        h: u32,
+        p: &Packet,
+        pkt: PacketId,
+    ) {
         let size = self.flows[p.flow.idx()].spec.size.0;
         let recv_slot = self.flow_state[p.flow.idx()].recv_slot;
         if recv_slot == RECEIVED {
             self.counters.duplicates += 1;
             // A late copy: the receiver has the whole flow and acknowledges all of it, as its last ACK did
             // (`Receiver::handle_data` answers a duplicate so, and its state is gone).
-            self.send_reply(h, p, pkt, PacketKind::Ack, size, 0);
-            self.scheme_data_arrived(h, p, size);
+            self.send_reply(side, h, (p, pkt), PacketKind::Ack, (size, 0));
+            side.data_arrived(self, h, p, size);
             return;
         }
         let slot = match recv_slot {
@@ -113,7 +119,7 @@ impl Shard {
         };
         // The CNP goes first, so that the sender reacts to it before the ACK (HPCC ns-3's order).
         if self.rate.cnp && self.inbound[slot].cnp.on_data(self.now, p.ce) {
-            self.send_reply(h, p, pkt, PacketKind::Cnp, p.seq, 0);
+            self.send_reply(side, h, (p, pkt), PacketKind::Cnp, (p.seq, 0));
         }
         let receiver = &mut self.inbound[slot].receiver;
         if p.seq + (p.payload as u64) <= receiver.rcv_nxt() {
@@ -131,14 +137,14 @@ impl Shard {
         match reply {
             Reply::Nothing => {}
             Reply::Ack { seq, ce_bytes } => {
-                self.send_reply(h, p, pkt, PacketKind::Ack, seq, ce_bytes)
+                self.send_reply(side, h, (p, pkt), PacketKind::Ack, (seq, ce_bytes))
             }
             Reply::Nack { seq, sacked } => {
                 // The SACK block travels as its distance above the expected byte (0: none, too far to say).
                 let sack = u32::try_from(sacked - seq).unwrap_or(0);
-                self.send_reply(h, p, pkt, PacketKind::Nack, seq, sack)
+                self.send_reply(side, h, (p, pkt), PacketKind::Nack, (seq, sack))
             }
         }
-        self.scheme_data_arrived(h, p, held);
+        side.data_arrived(self, h, p, held);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Shard {
+impl Fabric {
     pub(super) fn arm_timer(&mut self, at: Time, id: FlowId) {
         self.timers.push(at, id);
         if self.timer_event_at.is_none_or(|t| at < t) {
@@ -12,7 +12,7 @@ impl Shard {
         }
     }
 
-    pub(super) fn fire_timers(&mut self) {
+    pub(super) fn fire_timers<S: Scheme>(&mut self, side: &mut S) {
         if self.timer_event_at == Some(self.now) {
             self.timer_event_at = None;
         }
@@ -51,7 +51,7 @@ impl Shard {
             let at = self.active[slot as usize].rto_deadline;
             self.timers.push(at, id);
             self.cc_changed(slot as usize);
-            self.make_ready(id);
+            self.make_ready(side, id);
         }
         if let Some(next) = self.timers.next_deadline()
             && self.timer_event_at.is_none_or(|t| next < t)

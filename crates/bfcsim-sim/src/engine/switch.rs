@@ -29,12 +29,12 @@ pub(super) struct SwitchPort {
 const _: () = assert!(std::mem::offset_of!(SwitchPort, queues) + PortQueues::HEAD == 64);
 
 /// What routing at a switch reads for every packet: its node (the routing tables' key), its ECMP seed, and
-/// where its ports start in `Shard::sw_ports`. Kept apart from [`Switch`], 16 bytes a switch, so that it stays
+/// where its ports start in `Fabric::sw_ports`. Kept apart from [`Switch`], 16 bytes a switch, so that it stays
 /// cached on a fabric whose switches' state does not.
 #[derive(Clone, Copy)]
 pub(super) struct SwitchKey {
     pub(super) node: NodeId,
-    /// The index in `Shard::sw_ports` of the switch's local port 0; its ports follow in local order.
+    /// The index in `Fabric::sw_ports` of the switch's local port 0; its ports follow in local order.
     pub(super) first_sp: u32,
     pub(super) seed: u64,
 }
@@ -52,7 +52,7 @@ pub(super) struct Switch {
 }
 
 /// A packet's tag in the port queues: its data flow, or [`NO_TAG`] for any other packet, so that the queues
-/// know their runs of one flow for the active-flow sampler ([`Shard::port_active_flows`]).
+/// know their runs of one flow for the active-flow sampler ([`Fabric::port_active_flows`]).
 #[inline(always)]
 pub(super) fn flow_tag(p: &Packet) -> u32 {
     if p.kind == PacketKind::Data {
@@ -62,17 +62,23 @@ pub(super) fn flow_tag(p: &Packet) -> u32 {
     }
 }
 
-impl Shard {
+impl Fabric {
     /// A packet entered local port `in_local` of switch `s`: route it, admit it into the egress queue, or drop
     /// it.
     /// Always inlined into the event loop: it is the one caller's hottest path, and the inliner's size limit
     /// left it out of line as soon as routing grew a branch (+1.5% instructions on the 1 ms bench).
     #[inline(always)]
-    pub(super) fn switch_receive(&mut self, in_local: u16, s: usize, pkt: PacketId) {
+    pub(super) fn switch_receive<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        in_local: u16,
+        s: usize,
+        pkt: PacketId,
+    ) {
         // Read in place; the one copy of the packet is the scheme's, in `Entry`.
         let p = self.packets.get(pkt);
         let key = self.switch_keys[s];
-        let egress = match self.scheme_route(s, p) {
+        let egress = match side.route(self, s, p) {
             Some(port) => port,
             None => {
                 let hash = match self.params.switch.load_balancing {
@@ -85,7 +91,7 @@ impl Shard {
         let out_local = self.port_local[egress.idx()];
         let out_sp = key.first_sp + out_local as u32;
         debug_assert!(
-            matches!(self.wires[egress.idx()].owner, Owner::Switch(sp) if sp == out_sp),
+            matches!(self.wires[egress.idx()].owner, Device::Switch(sp) if sp == out_sp),
             "port {egress} is local port {out_local} of switch {s}"
         );
         let sc = &self.params.switch;
@@ -104,17 +110,17 @@ impl Shard {
         let admitted = if control {
             self.admit_and_push(&entry, 0)
         } else {
-            self.scheme_enqueue(&entry)
+            side.enqueue(self, &entry)
         };
         if let Err(reason) = admitted {
             if self.rate.drop_notify && entry.p.kind == PacketKind::Data {
-                self.notify_drop(&entry.p);
+                self.notify_drop(side, &entry.p);
             }
             self.port_drops[egress.idx()] += 1;
             self.drop_packet(pkt, reason);
             return;
         }
-        self.kick(egress);
+        self.kick(side, egress);
     }
 
     /// Admits packet `e` into queue `queue` of its egress port's buffer (Dynamic Threshold) and queues it there.
@@ -126,7 +132,7 @@ impl Shard {
     }
 
     /// Admits packet `pkt` of `size` bytes into `queue` of local port `port` of switch `s`'s buffer, and keeps
-    /// where its bytes are counted for [`Shard::switch_send`]'s release.
+    /// where its bytes are counted for [`Fabric::switch_send`]'s release.
     #[inline(always)]
     pub(super) fn admit(
         &mut self,
@@ -142,6 +148,18 @@ impl Shard {
         Ok(())
     }
 
+    /// Admits packet `e` into `queue` of its egress port's buffer without a test (a lossless priority under
+    /// PFC), and keeps where its bytes are counted.
+    #[inline(always)]
+    pub(super) fn admit_lossless(&mut self, e: &Entry, queue: usize) {
+        let (s, port) = (e.s, e.out_local as usize);
+        let held = self.queue_level(s, port, queue);
+        let charge = self.switches[s]
+            .mmu
+            .admit_lossless(port, e.p.size as u64, held);
+        self.hold_charge(e.pkt, charge);
+    }
+
     /// The bytes `queue` of local port `port` of switch `s` holds: the level its buffer admits against, counted
     /// once, by the port's queues.
     #[inline(always)]
@@ -150,7 +168,7 @@ impl Shard {
         self.sw_ports[sp].queues.queue_bytes(queue)
     }
 
-    /// Keeps a per-packet charge of the buffer ([`Shard::charges`]).
+    /// Keeps a per-packet charge of the buffer ([`Fabric::charges`]).
     #[inline(always)]
     pub(super) fn hold_charge(&mut self, pkt: PacketId, charge: Charge) {
         if charge != Charge::ByLevel {
@@ -190,7 +208,7 @@ impl Shard {
     }
 
     /// Dequeues and transmits the next packet of switch port `sp`. Returns whether more wait.
-    pub(super) fn switch_send(&mut self, port: PortId, sp: u32) -> bool {
+    pub(super) fn switch_send<S: Scheme>(&mut self, side: &mut S, port: PortId, sp: u32) -> bool {
         let out = &mut self.sw_ports[sp as usize];
         let Some((pkt, size, queue)) = out.queues.pop() else {
             return false;
@@ -231,7 +249,7 @@ impl Shard {
                 self.single_packet_delay.record(delay);
             }
         }
-        self.scheme_dequeued(sp, pkt, queue, data);
+        side.dequeued(self, sp, pkt, queue, data);
         if data && self.rate.int {
             self.int_stamp(port, sp, pkt);
         }
@@ -257,27 +275,5 @@ impl Shard {
         self.counters.dropped_bytes += size;
         self.drops[reason as usize] += 1;
         self.packets.free(pkt);
-    }
-
-    /// The data queues of class `class` at switch ports (BFC App. A.3: classes own disjoint queues).
-    pub(super) fn class_queues(&self, class: u8) -> std::ops::Range<u16> {
-        let class = (class as u64).min(self.params.switch.classes as u64 - 1);
-        let first = self.data_base as u64 + class * self.queues_per_class;
-        first as u16..(first + self.queues_per_class) as u16
-    }
-
-    /// The priority level of class `class`'s data queues ([`Shard::class_queues`]): one level per class, after
-    /// the control queue's.
-    pub(super) fn class_level(&self, class: u8) -> usize {
-        self.data_base + (class as usize).min(self.params.switch.classes as usize - 1)
-    }
-
-    /// The switch queue a packet of class `class` and 5-tuple hash `hash` joins: its class's queues are shared
-    /// by hashing, i.e. stochastic fair queuing (McKenney 1990) when a class has several queues.
-    #[inline]
-    pub(super) fn data_queue_for(&self, class: u8, hash: u32) -> usize {
-        let class = (class as u64).min(self.params.switch.classes as u64 - 1);
-        let within = (hash as u64 * self.queues_per_class) >> 32;
-        self.data_base + (class * self.queues_per_class + within) as usize
     }
 }

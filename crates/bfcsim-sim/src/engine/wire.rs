@@ -3,15 +3,6 @@
 
 use super::*;
 
-/// Which device transmits on a port.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Owner {
-    /// A host NIC, by host index.
-    Host(u32),
-    /// A switch egress port, by index into `Shard::sw_ports`.
-    Switch(u32),
-}
-
 /// One port's transmit side and the wire it feeds.
 ///
 /// Two cache lines, laid out by who reads them: the first is the transmitter's (what a packet entering the
@@ -21,7 +12,7 @@ pub(super) enum Owner {
 /// for the cache (the owner and the pending wake-up sat in different lines of an unaligned 104-byte wire).
 #[repr(C, align(64))]
 pub(super) struct Wire {
-    pub(super) owner: Owner,
+    pub(super) owner: Device,
     pub(super) busy_until: Time,
     /// Serialization time of one byte when it is a whole number of picoseconds (0 otherwise).
     pub(super) ps_per_byte: u64,
@@ -34,7 +25,7 @@ pub(super) struct Wire {
     /// rather than per transmission on every wire (4 instructions per packet-hop) or in the port.
     pub(super) dequeued: u64,
     /// On a wire to another shard (whose packets leave at once): the flow of the data packet serialized last
-    /// (`u32::MAX`: not a data packet), for [`Shard::port_active_flows`].
+    /// (`u32::MAX`: not a data packet), for [`Fabric::port_active_flows`].
     pub(super) sending_flow: u32,
     pub(super) wake_pending: bool,
     /// The shard owning the far end when another one does ([`LOCAL`] otherwise): packets leave as parcels.
@@ -52,7 +43,7 @@ pub(super) struct Wire {
     /// local port number there: a delivery reads them here, in the line it reads anyway, instead of in the
     /// peer's wire and its switch port (cache misses per switch hop on a large fabric: the local number alone,
     /// read from the ingress's switch port, missed the L2 1.9 M times in 300 µs of BFC on the 1024-host tree).
-    pub(super) far: Owner,
+    pub(super) far: Device,
     pub(super) far_switch: u32,
     pub(super) far_local: u16,
 }
@@ -82,7 +73,7 @@ pub(super) fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
     (product as u64) ^ ((product >> 64) as u64)
 }
 
-impl Shard {
+impl Fabric {
     /// Starts serializing `pkt` on `port` now; the packet reaches the far end after its serialization and the
     /// wire's delay (store and forward). Always inlined: out of line, saving and restoring its registers
     /// took a third of its instructions, at every packet-hop.
@@ -138,13 +129,13 @@ impl Shard {
     /// already covers both cases: it fires at `busy_until` (possibly now, later in this instant's order).
     /// Always inlined: a few compares for every packet entering a switch or a NIC, where a call cost as much.
     #[inline(always)]
-    pub(super) fn kick(&mut self, port: PortId) {
+    pub(super) fn kick<S: Scheme>(&mut self, side: &mut S, port: PortId) {
         let w = &mut self.wires[port.idx()];
         if w.wake_pending {
             return;
         }
         if self.now >= w.busy_until {
-            self.service(port);
+            self.service(side, port);
         } else {
             w.wake_pending = true;
             let at = w.busy_until;
@@ -153,10 +144,10 @@ impl Shard {
     }
 
     /// The port is idle: send the next packet its owner has, and arrange to wake when it is out if more wait.
-    pub(super) fn service(&mut self, port: PortId) {
+    pub(super) fn service<S: Scheme>(&mut self, side: &mut S, port: PortId) {
         let more = match self.wires[port.idx()].owner {
-            Owner::Switch(sp) => self.switch_send(port, sp),
-            Owner::Host(h) => self.nic_send(h),
+            Device::Switch(sp) => self.switch_send(side, port, sp),
+            Device::Host(h) => self.nic_send(side, h),
         };
         if more {
             let w = &mut self.wires[port.idx()];
@@ -170,7 +161,7 @@ impl Shard {
     /// loop: with six schemes behind the seam's dispatch, the inliner left it out of line (1.48e9 instructions
     /// of its own on the 1 ms bench, 1.7% more in all than inline).
     #[inline(always)]
-    pub(super) fn deliver(&mut self, port: PortId) {
+    pub(super) fn deliver<S: Scheme>(&mut self, side: &mut S, port: PortId) {
         let w = &mut self.wires[port.idx()];
         let pkt = w.first;
         debug_assert!(
@@ -190,14 +181,17 @@ impl Shard {
                 stack.prefetch();
             }
         }
-        let (peer, far, far_switch, far_local) = (w.peer, w.far, w.far_switch, w.far_local);
+        let (far, far_switch, far_local) = (w.far, w.far_switch, w.far_local);
         if kind.is_hop_local() {
-            self.scheme_frame(peer, pkt);
+            match far {
+                Device::Switch(sp) => side.switch_frame(self, sp, pkt),
+                Device::Host(h) => side.nic_frame(self, h, pkt),
+            }
             return;
         }
         match far {
-            Owner::Switch(_) => self.switch_receive(far_local, far_switch as usize, pkt),
-            Owner::Host(h) => self.host_receive(h, pkt),
+            Device::Switch(_) => self.switch_receive(side, far_local, far_switch as usize, pkt),
+            Device::Host(h) => self.host_receive(side, h, pkt),
         }
     }
 

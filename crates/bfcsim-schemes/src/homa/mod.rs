@@ -10,9 +10,15 @@
 //!   scheduled levels when fewer messages are granted than there are levels.
 //!
 //! Priority 0 is the highest (the switch model serves its strict-priority classes from 0).
+//!
+//! [`Homa`] is the scheme on the fabric ([`crate::fabric`]): senders, receivers and the core ports of Table 2.
+
+mod scheme;
 
 use bfcsim_core::{Bytes, Time};
 use serde::{Deserialize, Serialize};
+
+pub use scheme::Homa;
 
 /// Homa's parameters (`[flow_control] kind = "homa"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,266 @@
+//! Aquarius on the fabric (Li et al., APNet 2023): each switch's flow table and QueueTables ([`AquariusSwitch`],
+//! sans-IO) are told of every data packet's enqueue and dequeue (Algorithms 1 and 2) and of every PAUSE and
+//! RESUME that reaches one of its egress ports (§3.3); the frames they answer with go upstream in the
+//! strict-priority control queue, carrying (upstream queue, FID) in their `seq` (queue in the high 32 bits, flow
+//! in the low). NICs are BFC's (§6.2.1 of BFC, which Aquarius's evaluation shares): a queue per flow, so at a NIC
+//! every PAUSE finds its flow alone in its queue and pauses that queue (§3.3's first case).
+
+use bfcsim_core::{FlowId, PacketId};
+use bfcsim_net::mmu::DropReason;
+use bfcsim_net::packet::PacketKind;
+
+use super::{
+    AquariusConfig, AquariusSwitch, Arrival, Departure, Enqueued, QueueAction, Signal, View,
+};
+use crate::bfc::{Egress, hop_rtt};
+use crate::fabric::{
+    Entry, FrameCounts, HopStats, NicOps, NicSide, Scheme, Setup, SwitchOps, SwitchSide,
+};
+
+/// [`Enqueued::congested`] kept with a packet while it is in a switch.
+const CONGESTED: u8 = 1;
+
+/// Aquarius's state in one shard of a run.
+pub struct Aquarius {
+    cfg: AquariusConfig,
+    /// Each switch's state, by switch index.
+    switches: Vec<AquariusSwitch>,
+    frames: FrameCounts,
+}
+
+impl View for Egress<'_> {
+    fn queue_packets(&self, q: usize) -> u64 {
+        self.queues.queue_len(q) as u64
+    }
+    fn is_paused(&self, q: usize) -> bool {
+        self.queues.is_paused(q)
+    }
+}
+
+/// A frame's `seq`: (upstream queue, FID).
+fn frame_seq(queue: u32, flow: u32) -> u64 {
+    (queue as u64) << 32 | flow as u64
+}
+
+/// A QueueTable's decision as (queue, paused).
+fn queue_change(action: Option<QueueAction>) -> Option<(usize, bool)> {
+    match action? {
+        QueueAction::Pause(q) => Some((q as usize, true)),
+        QueueAction::Resume(q) => Some((q as usize, false)),
+    }
+}
+
+/// The departure of a packet described by `a` that the switch answered with `en`.
+fn departure(a: &Arrival, en: &Enqueued) -> Departure {
+    Departure {
+        out_port: a.out_port,
+        hash: a.hash,
+        flow: a.flow,
+        queue: en.queue,
+        congested: en.congested,
+    }
+}
+
+impl Aquarius {
+    /// Creates each switch's state: the 1-hop RTT is the largest round trip of a link's delays over the
+    /// switch's ports, as for BFC; the MTU a full data packet.
+    pub fn new(cfg: &AquariusConfig, fab: &mut impl Setup) -> Result<Aquarius, String> {
+        let cfg = cfg.clone();
+        fab.enable_pausing();
+        let mtu = fab.payload() + fab.header() + fab.int_overhead();
+        let layout = *fab.layout();
+        let topo = fab.topology();
+        let switches = (0..fab.switch_count())
+            .map(|s| {
+                let ports = topo.nodes[fab.switch_node(s).idx()].ports.len();
+                let hrtt = hop_rtt(fab, s);
+                AquariusSwitch::new(&cfg, ports, layout.total(), layout.per_class, hrtt, mtu)
+            })
+            .collect();
+        fab.start_watchdog(cfg.watchdog);
+        Ok(Aquarius {
+            cfg,
+            switches,
+            frames: FrameCounts::default(),
+        })
+    }
+
+    /// The state of switch `s`.
+    pub fn switch(&self, s: usize) -> &AquariusSwitch {
+        &self.switches[s]
+    }
+
+    /// Algorithm 2 for data packet `pkt` leaving switch port `sp` from `queue`; stamps the queue as the packet's
+    /// `upstreamQ` for the next hop.
+    fn dequeue_data(&mut self, fab: &mut impl SwitchOps, sp: u32, pkt: PacketId, queue: usize) {
+        let (s, local) = fab.sw_port(sp);
+        let p = fab.packet_mut(pkt);
+        let d = Departure {
+            out_port: local,
+            hash: p.hash,
+            flow: p.flow.0,
+            queue: queue as u16,
+            congested: p.hop_flags & CONGESTED != 0,
+        };
+        p.upstream_q = queue as u32;
+        p.hop_flags = 0;
+        // Algorithm 2 reads queue lengths only, never N_active's level.
+        let view = Egress {
+            queues: fab.queues(sp),
+            level: 0,
+        };
+        let (signal, action) = self.switches[s].handle_dequeue(&d, &view);
+        if let Some(signal) = signal {
+            self.send_signal(fab, s, signal);
+        }
+        // The port is sending the packet that left: a resumed rsvQ is served after it (the port looks for a ready
+        // queue once `dequeued` returns), never kicked into a second transmission now.
+        if let Some(change) = queue_change(action) {
+            fab.set_queues_paused(sp, [change]);
+        }
+    }
+
+    /// Sends a PAUSE or RESUME from switch `s` out of the ingress port it concerns.
+    fn send_signal(&mut self, fab: &mut impl SwitchOps, s: usize, signal: Signal) {
+        let (local, seq, kind) = match signal {
+            Signal::Pause { port, queue, flow } => {
+                (port, frame_seq(queue, flow), PacketKind::Pause)
+            }
+            Signal::Resume { port, queue, flow } => {
+                (port, frame_seq(queue, flow), PacketKind::Resume)
+            }
+        };
+        let port = fab.switch_port(s, local);
+        self.frames.count(kind == PacketKind::Pause);
+        let size = self.cfg.frame_size;
+        fab.send_frame(self, port, kind, seq, size);
+    }
+}
+
+impl SwitchSide for Aquarius {
+    /// Algorithm 1: the flow's queue, the pausing decision, and a PAUSE upstream when pauseNum leaves zero; a
+    /// packet the buffer refuses is undone as if it had left at once (its PAUSE, if any, cancelled).
+    #[inline]
+    fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
+        let layout = fab.layout();
+        let (queues, level) = (
+            layout.class_queues(e.p.class),
+            layout.class_level(e.p.class),
+        );
+        let arrival = Arrival {
+            now: fab.now(),
+            in_port: e.in_local,
+            out_port: e.out_local,
+            hash: e.p.hash,
+            flow: e.p.flow.0,
+            upstream_q: e.p.upstream_q,
+            queues,
+            rate: fab.link_rate(e.egress),
+        };
+        let view = Egress {
+            queues: fab.queues(e.out_sp),
+            level,
+        };
+        let en = self.switches[e.s].handle_enqueue(&arrival, &view);
+        // A PAUSE pending for the flow holds the queue it was just mapped to, or the lone flows the queue was held
+        // for moved to the rsvQ (whether or not the buffer takes the packet: the QueueTable's state has changed).
+        if en.actions.iter().any(Option::is_some) {
+            let changes = en.actions.into_iter().filter_map(queue_change);
+            fab.set_port_paused(self, e.out_sp, changes);
+        }
+        let queue = en.queue as usize;
+        if let Err(reason) = fab.admit(e, queue) {
+            let d = departure(&arrival, &en);
+            let resume = self.switches[e.s].handle_drop(&d, en.high);
+            debug_assert_eq!(
+                resume.is_some(),
+                en.signal.is_some(),
+                "a refused packet's RESUME cancels exactly its own PAUSE"
+            );
+            return Err(reason);
+        }
+        fab.push_hop(e, queue, if en.congested { CONGESTED } else { 0 });
+        if let Some(signal) = en.signal {
+            self.send_signal(fab, e.s, signal);
+        }
+        Ok(())
+    }
+
+    /// Algorithm 2 for a data packet, and the QueueTable's bookkeeping of the queue it left (§3.3); the queue
+    /// becomes the packet's `upstreamQ`.
+    #[inline]
+    fn dequeued<F: SwitchOps>(
+        &mut self,
+        fab: &mut F,
+        sp: u32,
+        pkt: PacketId,
+        queue: usize,
+        data: bool,
+    ) {
+        if data {
+            self.dequeue_data(fab, sp, pkt, queue);
+        }
+        fab.pause_changed(sp);
+    }
+
+    /// A PAUSE or RESUME reached switch port `sp`: the QueueTable of that egress decides (§3.3).
+    fn switch_frame<F: SwitchOps>(&mut self, fab: &mut F, sp: u32, pkt: PacketId) {
+        let p = fab.take_frame(pkt);
+        let pause = p.kind == PacketKind::Pause;
+        let flow = p.seq as u32;
+        let f = fab.flow(FlowId(flow));
+        let (hash, class) = (f.hash as u32, f.spec.class);
+        let queues = fab.layout().class_queues(class);
+        let (s, local) = fab.sw_port(sp);
+        // The frame handlers read queue lengths and pause states only, never N_active's level.
+        let view = Egress {
+            queues: fab.queues(sp),
+            level: 0,
+        };
+        let sw = &mut self.switches[s];
+        let action = if pause {
+            sw.handle_pause(local, hash, flow, queues, &view)
+        } else {
+            sw.handle_resume(local, hash, flow, &view)
+        };
+        if let Some(change) = queue_change(action) {
+            fab.set_port_paused(self, sp, [change]);
+        }
+    }
+}
+
+impl NicSide for Aquarius {
+    /// A NIC queue per flow (BFC §6.2.1).
+    #[inline]
+    fn flow_started<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, _slot: usize) -> u32 {
+        let hash = fab.flow(id).hash;
+        fab.nic_alloc(h, None, hash)
+    }
+
+    #[inline]
+    fn flow_finished<F: NicOps>(&mut self, fab: &mut F, h: u32, nic_q: u32) {
+        fab.nic_release(h, nic_q);
+    }
+
+    /// A flow whose NIC queue is paused waits, parked, for its RESUME.
+    #[inline]
+    fn may_send<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> bool {
+        !fab.park_if_paused(h, id, slot)
+    }
+
+    /// A PAUSE or RESUME reached host `h`'s NIC: the flow's own queue is paused or resumed.
+    fn nic_frame<F: NicOps>(&mut self, fab: &mut F, h: u32, pkt: PacketId) {
+        let p = fab.take_frame(pkt);
+        let change = ((p.seq >> 32) as u32, p.kind == PacketKind::Pause);
+        fab.set_nic_paused(self, h, [change]);
+    }
+}
+
+impl Scheme for Aquarius {
+    fn add_stats(&self, stats: &mut HopStats) {
+        for a in &self.switches {
+            stats.aquarius = stats.aquarius + a.stats();
+        }
+        self.frames.add_to(stats);
+    }
+}

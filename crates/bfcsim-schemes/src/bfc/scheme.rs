@@ -1,0 +1,426 @@
+//! BFC on the fabric (§3.3): each switch's flow table and pause counter ([`BfcSwitch`], sans-IO) are told of
+//! every data packet's enqueue and dequeue; the PAUSE or RESUME they answer with goes upstream as a per-hop
+//! frame in the strict-priority control queue; each ingress with paused upstream queues re-sends its bitmap
+//! periodically (the scheme timer of its port, armed in a batch with the other ports due at the same tick of the
+//! refresh grid); a NIC gives each flow a queue of its own and parks the flows of a paused queue. App. B's table
+//! of (ingress, egress) pairs whose backpressure is elided comes from the routes.
+
+use bfcsim_core::rng::{self, Rng, Stream};
+use bfcsim_core::{FlowId, PacketId, PortId, Time};
+use bfcsim_net::backpressure::elided_pairs;
+use bfcsim_net::mmu::DropReason;
+use bfcsim_net::packet::PacketKind;
+use bfcsim_net::queues::PortQueues;
+use rand::RngExt;
+
+use super::{Arrival, BfcConfig, BfcSwitch, Departure, EgressView, Enqueued, Signal};
+use crate::fabric::{
+    Device, Entry, FabricOps, FrameCounts, HopStats, NicOps, NicSide, Scheme, Setup, SwitchOps,
+    SwitchSide,
+};
+
+/// [`Enqueued::tracked`] kept with a packet while it is in a switch.
+const TRACKED: u8 = 1;
+/// [`Enqueued::counted`] kept with a packet while it is in a switch.
+const COUNTED: u8 = 2;
+
+/// The per-hop flags a packet carries through a switch.
+fn flags(e: &Enqueued) -> u8 {
+    (if e.tracked { TRACKED } else { 0 }) | (if e.counted { COUNTED } else { 0 })
+}
+
+/// BFC's state in one shard of a run.
+pub struct Bfc {
+    cfg: BfcConfig,
+    /// Each switch's flow table and pause counter, by switch index.
+    switches: Vec<BfcSwitch>,
+    /// App. B: per switch, the (ingress, egress) pairs whose backpressure is elided.
+    elide: Vec<ElidedPairs>,
+    /// The draws of `lose_frames`, one stream per receiving port (empty unless frames are lost on purpose), so
+    /// that a frame's fate depends only on its port's history.
+    loss_rngs: Vec<Rng>,
+    frames: FrameCounts,
+    refresh_frames: u64,
+    frames_lost: u64,
+}
+
+/// An egress port's queues as BFC (and Aquarius, which builds on its view) sees them.
+pub struct Egress<'a> {
+    /// The port's queues.
+    pub queues: &'a PortQueues,
+    /// The priority level of the packet's class.
+    pub level: usize,
+}
+
+impl EgressView for Egress<'_> {
+    fn first_empty(&self, range: std::ops::Range<usize>, start: usize) -> Option<usize> {
+        self.queues.first_empty(range, start)
+    }
+    fn queue_bytes(&self, q: usize) -> u64 {
+        self.queues.queue_bytes(q)
+    }
+    fn active_with(&self, q: usize) -> usize {
+        self.queues.ready_with(q, self.level)
+    }
+}
+
+/// One switch's (ingress, egress) pairs whose backpressure is elided (App. B), bit `in × ports + out`; no bits
+/// at all where none is, as at every switch of an up-down routed Clos, so that the packets there read nothing.
+struct ElidedPairs {
+    ports: usize,
+    bits: Box<[u64]>,
+}
+
+impl ElidedPairs {
+    fn new(ports: usize, pairs: &[(u16, u16)]) -> ElidedPairs {
+        if pairs.is_empty() {
+            return ElidedPairs {
+                ports,
+                bits: Box::default(),
+            };
+        }
+        let mut bits = vec![0u64; (ports * ports).div_ceil(64)];
+        for &(i, e) in pairs {
+            let bit = i as usize * ports + e as usize;
+            bits[bit / 64] |= 1 << (bit % 64);
+        }
+        ElidedPairs {
+            ports,
+            bits: bits.into_boxed_slice(),
+        }
+    }
+
+    #[inline]
+    fn has(&self, ingress: u16, egress: u16) -> bool {
+        let bit = ingress as usize * self.ports + egress as usize;
+        !self.bits.is_empty() && self.bits[bit / 64] >> (bit % 64) & 1 == 1
+    }
+}
+
+/// The largest round trip of a link's delays over switch `s`'s ports: its 1-hop RTT (§3.3.2).
+pub(crate) fn hop_rtt(fab: &impl Setup, s: usize) -> Time {
+    let topo = fab.topology();
+    topo.nodes[fab.switch_node(s).idx()]
+        .ports
+        .iter()
+        .map(|&p| fab.wire_delay(p) + fab.wire_delay(topo.ports[p.idx()].peer))
+        .max()
+        .unwrap_or(Time::ZERO)
+}
+
+/// The queues in `range` whose paused bit (word `w` of them from `paused(w)`) differs from bitmap `want`'s
+/// (absent words are zero), each with `want`'s state, in queue order. Found a word of 64 queues at a time: a
+/// refresh lists every queue and few change, and a call per queue that did nothing was 4% of a BFC run's
+/// instructions.
+fn changed_queues(
+    want: &[u64],
+    range: std::ops::Range<usize>,
+    paused: impl Fn(usize) -> u64,
+) -> Vec<(usize, bool)> {
+    let mut changed = Vec::new();
+    if range.is_empty() {
+        return changed;
+    }
+    for w in range.start / 64..range.end.div_ceil(64) {
+        let mut mask = u64::MAX;
+        if w == range.start / 64 {
+            mask &= u64::MAX << (range.start % 64);
+        }
+        if (w + 1) * 64 > range.end {
+            mask &= (1 << (range.end - w * 64)) - 1;
+        }
+        let asked = want.get(w).copied().unwrap_or(0);
+        let mut diff = (asked ^ paused(w)) & mask;
+        while diff != 0 {
+            let b = diff.trailing_zeros() as usize;
+            changed.push((w * 64 + b, asked >> b & 1 == 1));
+            diff &= diff - 1;
+        }
+    }
+    changed
+}
+
+impl Bfc {
+    /// Creates each switch's BFC state: the 1-hop RTT is the largest round trip of a link's delays over the
+    /// switch's ports (§3.3.2), and App. B's table comes from the routes.
+    pub fn new(cfg: &BfcConfig, fab: &mut impl Setup) -> Result<Bfc, String> {
+        let cfg = cfg.clone();
+        fab.enable_pausing();
+        let topo = fab.topology();
+        let elided = if cfg.deadlock_prevention {
+            elided_pairs(topo, fab.routes())
+        } else {
+            vec![Vec::new(); topo.nodes.len()]
+        };
+        let per_class = fab.layout().per_class;
+        let mut switches = Vec::with_capacity(fab.switch_count());
+        let mut elide = Vec::with_capacity(fab.switch_count());
+        for s in 0..fab.switch_count() {
+            let node = fab.switch_node(s);
+            let n = topo.nodes[node.idx()].ports.len();
+            let rng = rng::stream(fab.seed(), Stream::Other(0xBFC0_0000 | node.0));
+            switches.push(BfcSwitch::new(&cfg, n, per_class, hop_rtt(fab, s), rng));
+            elide.push(ElidedPairs::new(n, &elided[node.idx()]));
+        }
+        let loss_rngs = if cfg.lose_frames > 0.0 {
+            (0..topo.ports.len() as u32)
+                .map(|p| rng::stream(fab.seed(), Stream::Other(0x4f50_0000 | p)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        fab.start_watchdog(cfg.watchdog);
+        Ok(Bfc {
+            cfg,
+            switches,
+            elide,
+            loss_rngs,
+            frames: FrameCounts::default(),
+            refresh_frames: 0,
+            frames_lost: 0,
+        })
+    }
+
+    /// The BFC state of switch `s`.
+    pub fn switch(&self, s: usize) -> &BfcSwitch {
+        &self.switches[s]
+    }
+
+    /// Undoes [`BfcSwitch::handle_enqueue`] for a packet the buffer then dropped: as if it had left at once. A
+    /// PAUSE it caused is cancelled by the RESUME of its leaving, so neither is sent.
+    fn undo(&mut self, now: Time, e: &Entry, en: &Enqueued) {
+        let d = Departure {
+            now,
+            in_port: e.in_local,
+            out_port: e.out_local,
+            hash: e.p.hash,
+            flow: e.p.flow.0,
+            upstream_q: e.p.upstream_q,
+            tracked: en.tracked,
+            counted: en.counted,
+        };
+        let resume = self.switches[e.s].handle_drop(&d);
+        if resume.is_some() && en.signal.is_none() {
+            unreachable!("a counter above one cannot reach zero on one departure");
+        }
+    }
+
+    /// §3.3.1–§3.3.2 "On Dequeue" for data packet `pkt` leaving switch port `sp` from `queue`; stamps the queue
+    /// as the packet's `upstreamQ` for the next hop.
+    #[inline(always)]
+    fn dequeue_data(&mut self, fab: &mut impl SwitchOps, sp: u32, pkt: PacketId, queue: usize) {
+        let (s, local) = fab.sw_port(sp);
+        let now = fab.now();
+        let p = fab.packet_mut(pkt);
+        let d = Departure {
+            now,
+            in_port: p.in_port,
+            out_port: local,
+            hash: p.hash,
+            flow: p.flow.0,
+            upstream_q: p.upstream_q,
+            tracked: p.hop_flags & TRACKED != 0,
+            counted: p.hop_flags & COUNTED != 0,
+        };
+        p.upstream_q = queue as u32;
+        p.hop_flags = 0;
+        if let Some(signal) = self.switches[s].handle_dequeue(&d) {
+            self.send_signal(fab, s, signal);
+        }
+    }
+
+    /// Sends a PAUSE or RESUME from switch `s` out of the ingress port it concerns; a PAUSE arms the port's
+    /// refresh.
+    fn send_signal(&mut self, fab: &mut impl SwitchOps, s: usize, signal: Signal) {
+        let (local, queue, kind) = match signal {
+            Signal::Pause { port, queue } => (port, queue, PacketKind::Pause),
+            Signal::Resume { port, queue } => (port, queue, PacketKind::Resume),
+        };
+        let port = fab.switch_port(s, local);
+        self.frames.count(kind == PacketKind::Pause);
+        if kind == PacketKind::Pause {
+            self.arm_refresh(fab, port);
+        }
+        let size = self.cfg.frame_size;
+        fab.send_frame(self, port, kind, queue as u64, size);
+    }
+
+    /// Schedules `port`'s next refresh on the interval's grid (the artifact's refresh ticks every interval
+    /// for every port), unless one is pending or refreshes are off.
+    fn arm_refresh(&self, fab: &mut impl SwitchOps, port: PortId) {
+        let interval = self.cfg.refresh_interval;
+        if interval == Time::ZERO || !matches!(fab.device(port), Device::Switch(_)) {
+            return;
+        }
+        let at = Time((fab.now().0 / interval.0 + 1) * interval.0);
+        fab.arm_batched_timer(port, at);
+    }
+
+    /// With `lose_frames`, loses PAUSE and RESUME frame `pkt` reaching `port` on purpose (to show that refreshes
+    /// repair the state); returns whether it was lost.
+    fn lost(&mut self, fab: &mut impl FabricOps, port: PortId, pkt: PacketId) -> bool {
+        let lose = self.cfg.lose_frames;
+        let lost = fab.packet(pkt).kind != PacketKind::Refresh
+            && lose > 0.0
+            && self.loss_rngs[port.idx()].random::<f64>() < lose;
+        if lost {
+            self.frames_lost += 1;
+            fab.drop_packet(pkt, DropReason::InjectedLoss);
+        }
+        lost
+    }
+}
+
+impl SwitchSide for Bfc {
+    /// §3.3.1–§3.3.2 "On Enqueue": the flow's queue from the flow table, the pause counter, and a PAUSE upstream
+    /// when the counter leaves zero; a packet the buffer refuses is undone as if it had left at once.
+    #[inline]
+    fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
+        let p = &e.p;
+        let layout = fab.layout();
+        let (queues, level) = (layout.class_queues(p.class), layout.class_level(p.class));
+        let now = fab.now();
+        let arrival = Arrival {
+            now,
+            in_port: e.in_local,
+            out_port: e.out_local,
+            hash: p.hash,
+            flow: p.flow.0,
+            upstream_q: p.upstream_q,
+            size: p.size,
+            incast: p.incast,
+            queues,
+            rate: fab.link_rate(e.egress),
+            elide: self.elide[e.s].has(e.in_local, e.out_local),
+        };
+        let view = Egress {
+            queues: fab.queues(e.out_sp),
+            level,
+        };
+        let en = self.switches[e.s].handle_enqueue(&arrival, &view);
+        let queue = en.queue as usize;
+        if let Err(reason) = fab.admit(e, queue) {
+            self.undo(now, e, &en);
+            return Err(reason);
+        }
+        fab.push_hop(e, queue, flags(&en));
+        if let Some(signal) = en.signal {
+            self.send_signal(fab, e.s, signal);
+        }
+        Ok(())
+    }
+
+    /// §3.3.1–§3.3.2 "On Dequeue" for a data packet; the queue it left becomes its `upstreamQ`.
+    #[inline]
+    fn dequeued<F: SwitchOps>(
+        &mut self,
+        fab: &mut F,
+        sp: u32,
+        pkt: PacketId,
+        queue: usize,
+        data: bool,
+    ) {
+        if data {
+            self.dequeue_data(fab, sp, pkt, queue);
+        }
+        fab.pause_changed(sp);
+    }
+
+    /// A PAUSE, RESUME or refresh reached switch port `sp`: pause or resume one of its queues, or take the
+    /// refreshed set of paused queues (§3.3.2).
+    fn switch_frame<F: SwitchOps>(&mut self, fab: &mut F, sp: u32, pkt: PacketId) {
+        let port = fab.sw_port_id(sp);
+        if self.lost(fab, port, pkt) {
+            return;
+        }
+        let p = fab.take_frame(pkt);
+        if p.kind == PacketKind::Refresh {
+            let map = p.seq as u32;
+            let queues = fab.queues(sp);
+            let changed = changed_queues(
+                fab.frame_words(map),
+                fab.layout().data_base..queues.count(),
+                |w| queues.paused_word(w),
+            );
+            fab.release_frame_words(map);
+            return fab.set_port_paused(self, sp, changed);
+        }
+        let change = (p.seq as u32 as usize, p.kind == PacketKind::Pause);
+        fab.set_port_paused(self, sp, [change]);
+    }
+
+    /// §3.3.2's periodic refresh of switch port `sp`'s ingress: the bitmap of upstream queues it wants paused.
+    /// While any is paused the refresh repeats; the last one, with none paused, clears any pause whose RESUME was
+    /// lost.
+    fn switch_timer<F: SwitchOps>(&mut self, fab: &mut F, sp: u32) {
+        let (s, local) = fab.sw_port(sp);
+        let bitmap = self.switches[s].paused_bitmap(local);
+        let still = self.switches[s].paused_at(local) > 0;
+        let size = self.cfg.frame_size + (bitmap.len() * 8) as u32;
+        let index = fab.store_frame_words(bitmap);
+        self.refresh_frames += 1;
+        let port = fab.sw_port_id(sp);
+        fab.send_frame(self, port, PacketKind::Refresh, index as u64, size);
+        if still {
+            self.arm_refresh(fab, port);
+        }
+    }
+}
+
+impl NicSide for Bfc {
+    /// §6.2.1: a NIC queue per flow (flows share queues by hash past `nic_queues`).
+    #[inline]
+    fn flow_started<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, _slot: usize) -> u32 {
+        let hash = fab.flow(id).hash;
+        fab.nic_alloc(h, self.cfg.nic_queues, hash)
+    }
+
+    #[inline]
+    fn flow_finished<F: NicOps>(&mut self, fab: &mut F, h: u32, nic_q: u32) {
+        fab.nic_release(h, nic_q);
+    }
+
+    /// A flow whose NIC queue is paused waits, parked, for its RESUME.
+    #[inline]
+    fn may_send<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> bool {
+        !fab.park_if_paused(h, id, slot)
+    }
+
+    /// A PAUSE, RESUME or refresh reached host `h`'s NIC: pause or resume one of its queues, or take the
+    /// refreshed set (only when `nic_obeys_pause`).
+    fn nic_frame<F: NicOps>(&mut self, fab: &mut F, h: u32, pkt: PacketId) {
+        let port = fab.host_port(h);
+        if self.lost(fab, port, pkt) {
+            return;
+        }
+        let p = fab.take_frame(pkt);
+        if p.kind == PacketKind::Refresh {
+            let map = p.seq as u32;
+            if !self.cfg.nic_obeys_pause {
+                fab.release_frame_words(map);
+                return;
+            }
+            let changed = changed_queues(fab.frame_words(map), 0..fab.nic_queue_count(h), |w| {
+                fab.nic_paused_word(h, w)
+            });
+            fab.release_frame_words(map);
+            let changed = changed.into_iter().map(|(q, paused)| (q as u32, paused));
+            return fab.set_nic_paused(self, h, changed);
+        }
+        if self.cfg.nic_obeys_pause {
+            let change = (p.seq as u32, p.kind == PacketKind::Pause);
+            fab.set_nic_paused(self, h, [change]);
+        }
+    }
+}
+
+impl Scheme for Bfc {
+    fn add_stats(&self, stats: &mut HopStats) {
+        for b in &self.switches {
+            stats.bfc = stats.bfc + b.stats();
+        }
+        self.frames.add_to(stats);
+        stats.refresh_frames += self.refresh_frames;
+        stats.frames_lost += self.frames_lost;
+    }
+}

@@ -1,0 +1,424 @@
+//! ExpressPass on the fabric.
+//!
+//! - **Sender** (§3.1): a new flow sends a credit request instead of data; it then sends one data packet per
+//!   credit, which echoes the credit's sequence number and send time, and a credit stop once it has nothing
+//!   left to send. Credits that find nothing to send are wasted (§6.3) and counted. A request unanswered for
+//!   `request_timeout` is sent again; a flow that must resend after its stop (a NACK or a timeout of the
+//!   go-back-N transport below) asks for credits anew.
+//! - **Receiver** (§3.2): one [`CreditFeedback`] per flow paces credits at its rate, each gap jittered; the
+//!   credits carry the receiver's next expected byte, so they acknowledge the data as they go (the receiver
+//!   itself sends only the final ACK and NACKs).
+//! - **Credit rate limiting** (§3.1): every switch port and NIC sends credits through a [`CreditShaper`] at the
+//!   credit share of its link, `credit_size / (credit_size + data packet)`, from a credit queue of
+//!   `credit_buffer` credits whose overflow drops them. At a switch port the credit queue is the first of two
+//!   strict-priority queues, held back while its tokens are short (the scheme timer of the port lets it go), so
+//!   data goes meanwhile; at a NIC the scheme hands the NIC a credit whenever the shaper allows.
+//! - **Symmetric paths** (§3.1): a credit retraces the path its flow's data takes under flow-level ECMP, so the
+//!   data it calls for crosses the links whose credit queues let it through.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+use bfcsim_core::rng::{self, Rng, Stream};
+use bfcsim_core::{Bytes, FlowId, PacketId, PortId, Rate, Time};
+use bfcsim_net::mmu::DropReason;
+use bfcsim_net::packet::{Packet, PacketKind};
+use rand::RngExt;
+
+use super::feedback::credit_rate;
+use super::{CreditFeedback, CreditShaper, CreditStats, ExpressPassConfig};
+use crate::fabric::{
+    Entry, HopStats, NicOps, NicSide, Receiving, Scheme, Setup, SwitchOps, SwitchSide,
+};
+
+/// ExpressPass's state in one shard of a run.
+pub struct ExpressPass {
+    cfg: ExpressPassConfig,
+    /// Queue indices at switch ports: credits, then data.
+    credit_q: usize,
+    data_q: usize,
+    /// Payload bytes of a full data packet (a credit request counts the flow's packets in them).
+    payload: u32,
+    /// Each switch port's credit rate limiter, by switch-port index.
+    ports: Vec<CreditShaper>,
+    /// Each host's NIC side, by host index.
+    hosts: Vec<HostSide>,
+    /// Each running flow's sender side, by its slot (reset when a flow takes the slot).
+    senders: Vec<SenderSide>,
+    /// The flows a receiver paces credits for, by flow id.
+    pacers: HashMap<u32, Pacer>,
+    stats: CreditStats,
+}
+
+/// A host's NIC side: its credit queue and rate limiter, and its timers.
+struct HostSide {
+    /// Credits waiting for the rate limiter, at most `credit_buffer`.
+    credits: VecDeque<PacketId>,
+    shaper: CreditShaper,
+    /// The credit share of the host's link: the largest credit rate of a flow it receives.
+    max_rate: Rate,
+    /// When each paced flow's next credit is due, earliest first; an entry is live while it is its pacer's
+    /// `next_at`.
+    due: BinaryHeap<Reverse<(Time, u32)>>,
+    /// When each sender asks for credits again, earliest first; live while it is the sender's `request_at`.
+    requests: BinaryHeap<Reverse<(Time, u32)>>,
+    /// The jitter of credit gaps.
+    rng: Rng,
+}
+
+/// A running flow's sender side.
+#[derive(Default)]
+struct SenderSide {
+    /// Credits received and not yet answered: sequence number and send time.
+    credits: VecDeque<(u64, Time)>,
+    /// A credit stop went after the last request: the receiver no longer paces credits.
+    stopped: bool,
+    /// When to ask for credits again (`Time::MAX`: a credit arrived since the last request).
+    request_at: Time,
+}
+
+/// A receiver's credits for one flow.
+struct Pacer {
+    feedback: CreditFeedback,
+    next_at: Time,
+}
+
+impl ExpressPass {
+    /// A credit rate limiter for every switch port and NIC, at the credit share of its link.
+    pub fn new(cfg: &ExpressPassConfig, fab: &mut impl Setup) -> Result<ExpressPass, String> {
+        let cfg = cfg.clone();
+        let credit = cfg.credit_size;
+        let data = Bytes((fab.payload() + fab.header()) as u64);
+        let shaper =
+            |rate| CreditShaper::new(credit_rate(rate, credit, data), credit, cfg.credit_burst);
+        let ports = (0..fab.sw_port_count() as u32)
+            .map(|sp| shaper(fab.link_rate(fab.sw_port_id(sp))))
+            .collect();
+        let hosts = (0..fab.host_count() as u32)
+            .map(|h| {
+                let rate = fab.link_rate(fab.host_port(h));
+                HostSide {
+                    credits: VecDeque::new(),
+                    shaper: shaper(rate),
+                    max_rate: credit_rate(rate, credit, data),
+                    due: BinaryHeap::new(),
+                    requests: BinaryHeap::new(),
+                    rng: rng::stream(fab.seed(), Stream::Other(0xC4ED_0000 | h)),
+                }
+            })
+            .collect();
+        let layout = fab.layout();
+        Ok(ExpressPass {
+            credit_q: layout.data_queue(0),
+            data_q: layout.data_queue(1),
+            payload: fab.payload(),
+            cfg,
+            ports,
+            hosts,
+            senders: Vec::new(),
+            pacers: HashMap::new(),
+            stats: CreditStats::default(),
+        })
+    }
+
+    /// Holds switch port `sp`'s credit queue back until its tokens are back, if they are short now.
+    fn gate_credits(&mut self, fab: &mut impl SwitchOps, sp: u32) {
+        let ready = self.ports[sp as usize].ready_at();
+        if ready <= fab.now() {
+            return;
+        }
+        fab.hold_queue(sp, self.credit_q, true);
+        let port = fab.sw_port_id(sp);
+        fab.arm_timer(port, ready);
+    }
+
+    /// Sends flow `id`'s credit request from host `h` and arms its retry.
+    fn send_credit_request(&mut self, fab: &mut impl NicOps, h: u32, id: FlowId, slot: usize) {
+        let at = fab.now() + self.cfg.request_timeout;
+        self.stats.requests += 1;
+        self.senders[slot].request_at = at;
+        self.hosts[h as usize].requests.push(Reverse((at, id.0)));
+        let size = self.cfg.credit_size.0 as u32;
+        // The request says how many packets the flow has left to send (ns-2's `sendbuffer_`).
+        let packets = fab.sender(slot).remaining().div_ceil(self.payload as u64);
+        let packets = u32::try_from(packets).unwrap_or(u32::MAX);
+        let pkt = fab.new_control(id, false, PacketKind::CreditRequest, (0, packets), size);
+        fab.send_control(self, h, pkt);
+        let port = fab.host_port(h);
+        fab.arm_timer(port, at);
+    }
+
+    /// A credit request for `packets` packets reached receiver `h`: its first credit goes at once (ns-2's
+    /// `recv_credit_request`), at `α` times the largest rate (less for a small flow). A repeated request finds
+    /// the flow paced already.
+    fn start_pacing(&mut self, fab: &mut impl NicOps, h: u32, id: FlowId, packets: u64) {
+        if self.pacers.contains_key(&id.0) {
+            return;
+        }
+        let now = fab.now();
+        let feedback =
+            CreditFeedback::new(&self.cfg, self.hosts[h as usize].max_rate, packets, now);
+        self.pacers.insert(
+            id.0,
+            Pacer {
+                feedback,
+                next_at: now,
+            },
+        );
+        self.hosts[h as usize].due.push(Reverse((now, id.0)));
+        let port = fab.host_port(h);
+        fab.arm_timer(port, now);
+    }
+
+    /// A credit reached sender `h`. It acknowledges the data the receiver has; with data left to send it lets
+    /// one packet go, else it is wasted.
+    fn take_credit(&mut self, fab: &mut impl NicOps, h: u32, p: &Packet) {
+        let Some(slot) = fab.flow_slot(p.flow) else {
+            self.stats.wasted += 1;
+            return;
+        };
+        let out = fab.sender_mut(slot).handle_ack(p.seq, None);
+        if out.complete {
+            self.stats.wasted += 1;
+            fab.complete(self, p.flow);
+            return;
+        }
+        if out.newly_acked > 0 {
+            fab.restart_rto(h, slot);
+        }
+        let unsent = fab.sender(slot).has_unsent();
+        let s = &mut self.senders[slot];
+        s.request_at = Time::MAX;
+        if !unsent || s.stopped {
+            self.stats.wasted += 1;
+            return;
+        }
+        s.credits.push_back((p.aux as u64, p.sent_at));
+        fab.make_ready(self, p.flow);
+    }
+
+    /// Receiver `h` sends flow `id`'s next credit (after a feedback update) and schedules the one after it.
+    fn emit_credit(&mut self, fab: &mut impl NicOps, h: u32, id: FlowId) {
+        let now = fab.now();
+        // The receiver's next expected byte: the credit acknowledges the data so far.
+        let ack = match fab.receiver(id) {
+            Receiving::Complete => fab.flow(id).spec.size.0,
+            Receiving::NotStarted => 0,
+            Receiving::Partly(r) => r.rcv_nxt(),
+        };
+        let hs = &mut self.hosts[h as usize];
+        let u = hs.rng.random::<f64>();
+        let pacer = self.pacers.get_mut(&id.0).expect("paced");
+        pacer.feedback.poll_update(now);
+        let (seq, gap) = pacer.feedback.next_credit(u);
+        pacer.next_at = now + gap;
+        hs.due.push(Reverse((now + gap, id.0)));
+        self.stats.sent += 1;
+        let (size, cap) = (
+            self.cfg.credit_size.0 as u32,
+            self.cfg.credit_buffer as usize,
+        );
+        let pkt = fab.new_control(id, true, PacketKind::Credit, (ack, seq as u32), size);
+        let hs = &mut self.hosts[h as usize];
+        if hs.credits.len() >= cap {
+            self.stats.dropped += 1;
+            fab.drop_packet(pkt, DropReason::CreditQueueFull);
+        } else {
+            hs.credits.push_back(pkt);
+        }
+    }
+}
+
+impl SwitchSide for ExpressPass {
+    /// §3.1: credits retrace their flow's data path.
+    fn route<F: SwitchOps>(&self, fab: &F, s: usize, p: &Packet) -> Option<PortId> {
+        (p.kind == PacketKind::Credit).then(|| fab.toward_source(p.flow, s))
+    }
+
+    /// Credits join the port's credit queue unless it is full; everything else the data queue.
+    fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
+        let (credit_q, data_q, cap) = (self.credit_q, self.data_q, self.cfg.credit_buffer);
+        if e.p.kind != PacketKind::Credit {
+            fab.admit(e, data_q)?;
+            fab.push(e, data_q);
+            return Ok(());
+        }
+        if fab.queues(e.out_sp).queue_len(credit_q) >= cap as usize {
+            self.stats.dropped += 1;
+            return Err(DropReason::CreditQueueFull);
+        }
+        fab.admit(e, credit_q)?;
+        fab.push(e, credit_q);
+        self.gate_credits(fab, e.out_sp);
+        Ok(())
+    }
+
+    /// A credit left: its tokens are spent; the credit queue waits for the next credit's.
+    fn dequeued<F: SwitchOps>(
+        &mut self,
+        fab: &mut F,
+        sp: u32,
+        _pkt: PacketId,
+        queue: usize,
+        _data: bool,
+    ) {
+        if queue != self.credit_q {
+            return;
+        }
+        self.ports[sp as usize].take(fab.now());
+        if fab.queues(sp).queue_len(queue) > 0 {
+            self.gate_credits(fab, sp);
+        }
+    }
+
+    /// The credit queue's tokens are back.
+    fn switch_timer<F: SwitchOps>(&mut self, fab: &mut F, sp: u32) {
+        if fab.hold_queue(sp, self.credit_q, false) {
+            let port = fab.sw_port_id(sp);
+            fab.kick(self, port);
+        }
+    }
+}
+
+impl NicSide for ExpressPass {
+    /// A new flow asks its receiver for credits (§3.1) and sends nothing before they come.
+    fn flow_started<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> u32 {
+        if self.senders.len() <= slot {
+            self.senders.resize_with(slot + 1, SenderSide::default);
+        }
+        let s = &mut self.senders[slot];
+        s.credits.clear();
+        s.stopped = false;
+        self.send_credit_request(fab, h, id, slot);
+        0
+    }
+
+    /// A credit waiting at the NIC goes first, once the NIC's rate limiter has its tokens.
+    fn nic_poll<F: NicOps>(&mut self, fab: &mut F, h: u32) -> Option<PacketId> {
+        let now = fab.now();
+        let hs = &mut self.hosts[h as usize];
+        hs.credits.front()?;
+        let ready = hs.shaper.ready_at();
+        if ready > now {
+            let port = fab.host_port(h);
+            fab.arm_timer(port, ready);
+            return None;
+        }
+        hs.shaper.take(now);
+        hs.credits.pop_front()
+    }
+
+    /// One data packet per credit; a flow that stopped its credits and must resend asks for them again.
+    fn may_send<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> bool {
+        let now = fab.now();
+        let s = &mut self.senders[slot];
+        if !s.credits.is_empty() {
+            return true;
+        }
+        if s.stopped {
+            // The NIC may be mid-transmission: the request goes from the host's timer, at once.
+            s.stopped = false;
+            s.request_at = now;
+            self.hosts[h as usize].requests.push(Reverse((now, id.0)));
+            let port = fab.host_port(h);
+            fab.arm_timer(port, now);
+        }
+        false
+    }
+
+    /// The packet answers the oldest credit; after the flow's last new byte the credit stop follows it.
+    fn data_sent<F: NicOps>(&mut self, fab: &mut F, h: u32, slot: usize, pkt: PacketId) {
+        let (seq, sent) = self.senders[slot]
+            .credits
+            .pop_front()
+            .expect("may_send saw a credit");
+        let p = fab.packet_mut(pkt);
+        p.aux = seq as u32;
+        // The receiver measures its update period from the credit's send time, as ns-2's data echoes it.
+        p.sent_at = sent;
+        let id = p.flow;
+        if fab.sender(slot).has_unsent() || self.senders[slot].stopped {
+            return;
+        }
+        let s = &mut self.senders[slot];
+        s.stopped = true;
+        self.stats.wasted += s.credits.len() as u64;
+        s.credits.clear();
+        self.stats.stops += 1;
+        let size = self.cfg.credit_size.0 as u32;
+        let stop = fab.new_control(id, false, PacketKind::CreditStop, (0, 0), size);
+        fab.queue_control(h, stop);
+    }
+
+    /// The receiver accounts the credit the data answers (§3.2).
+    fn data_arrived<F: NicOps>(&mut self, fab: &mut F, _h: u32, p: &Packet, _held: u64) {
+        let now = fab.now();
+        if let Some(pacer) = self.pacers.get_mut(&p.flow.0) {
+            pacer.feedback.on_data(p.aux as u64, p.sent_at, now);
+        }
+    }
+
+    fn packet_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet) {
+        match p.kind {
+            PacketKind::CreditRequest => self.start_pacing(fab, h, p.flow, p.aux as u64),
+            PacketKind::CreditStop => {
+                self.pacers.remove(&p.flow.0);
+            }
+            PacketKind::Credit => self.take_credit(fab, h, p),
+            _ => unreachable!("not an ExpressPass packet"),
+        }
+    }
+
+    /// Host `h`'s timer: the credits due from its receivers go into its credit queue (dropped when it is full),
+    /// the requests due from its senders go again, and the NIC is woken for the credits.
+    fn nic_timer<F: NicOps>(&mut self, fab: &mut F, h: u32) {
+        let now = fab.now();
+        while let Some(&Reverse((t, f))) = self.hosts[h as usize].due.peek() {
+            if t > now {
+                break;
+            }
+            self.hosts[h as usize].due.pop();
+            if self.pacers.get(&f).is_some_and(|p| p.next_at == t) {
+                self.emit_credit(fab, h, FlowId(f));
+            }
+        }
+        while let Some(&Reverse((t, f))) = self.hosts[h as usize].requests.peek() {
+            if t > now {
+                break;
+            }
+            self.hosts[h as usize].requests.pop();
+            if let Some(slot) = fab.flow_slot(FlowId(f))
+                && self.senders[slot].request_at == t
+            {
+                self.send_credit_request(fab, h, FlowId(f), slot);
+            }
+        }
+        let hs = &self.hosts[h as usize];
+        let next = [hs.due.peek(), hs.requests.peek()]
+            .into_iter()
+            .flatten()
+            .map(|&Reverse((t, _))| t)
+            .min();
+        let waiting = !hs.credits.is_empty();
+        let port = fab.host_port(h);
+        if let Some(t) = next {
+            fab.arm_timer(port, t);
+        }
+        if waiting {
+            fab.kick(self, port);
+        }
+    }
+
+    fn census(&self, count: &mut impl FnMut(PacketId)) {
+        self.hosts
+            .iter()
+            .flat_map(|h| &h.credits)
+            .for_each(|&p| count(p));
+    }
+}
+
+impl Scheme for ExpressPass {
+    fn add_stats(&self, stats: &mut HopStats) {
+        stats.credits = stats.credits + self.stats;
+    }
+}

@@ -1,0 +1,313 @@
+//! Homa on the fabric. The Homa paper is not in `papers/`: its sections are cited by title.
+//!
+//! - **Sender** (§3 "Flow control"): a message's first `rtt_bytes` go at once, unscheduled, at the level its
+//!   size picks from the workload's cutoffs ([`Priorities`], §3 "Packet priorities"); the rest waits for
+//!   grants, each letting the sender go up to an offset at the level the grant names. The NIC serves its
+//!   messages shortest remaining first (`nic.scheduler = "srf"`, §3's SRPT at the sender).
+//! - **Receiver** (§3 "Flow control", "Packet priorities", "Overcommitment"): after every data packet its
+//!   [`GrantScheduler`] grants the `overcommitment` messages with the fewest bytes left up to `rtt_bytes`
+//!   beyond what arrived, at scheduled levels by rank. A message with granted bytes outstanding and nothing
+//!   heard for `resend_timeout` draws a RESEND for its first missing range (§3 "Lost packets"); the sender's
+//!   selective repeat resends the packets of the range it had sent.
+//! - **Switches**: strict priority among `priorities` levels; a data packet's level is its traffic class
+//!   (what the sender stamped), so the switch side is the fabric's default enqueue. Grants and RESENDs ride
+//!   the control queue. Scheduled packets' queuing delays at ports into and out of the core are recorded for
+//!   BFC App. A.2's Table 2.
+
+use std::collections::BTreeMap;
+
+use bfcsim_core::{FlowId, NodeId, PacketId, Time};
+use bfcsim_net::packet::{Packet, PacketKind};
+
+use super::{Grant, GrantScheduler, HomaConfig, HomaStats, Priorities};
+use crate::fabric::{HopStats, NicOps, NicSide, Receiving, Scheme, Setup, SwitchOps, SwitchSide};
+use crate::transport::Recovery;
+
+/// Homa's state in one shard of a run.
+pub struct Homa {
+    cfg: HomaConfig,
+    prio: Priorities,
+    overcommitment: u32,
+    /// Bytes of a grant or RESEND.
+    control_size: u32,
+    /// Each running message's sender side, by its slot (reset when a message takes the slot).
+    senders: Vec<SenderSide>,
+    /// Each host's receiver side, by host index.
+    receivers: Vec<ReceiverSide>,
+    /// Each switch port's place for Table 2, by switch-port index.
+    core: Vec<Core>,
+    stats: HomaStats,
+    /// Scratch for the grants of one poll.
+    grants: Vec<Grant>,
+}
+
+/// A running message's sender side.
+#[derive(Clone, Copy, Default)]
+struct SenderSide {
+    /// Bytes the sender may have sent: its unscheduled bytes, then the last grant's offset.
+    granted: u64,
+    /// The level of its unscheduled packets.
+    unscheduled: u8,
+    /// The level the last grant named for its scheduled packets.
+    scheduled: u8,
+}
+
+/// A host's receiver side.
+#[derive(Default)]
+struct ReceiverSide {
+    sched: GrantScheduler,
+    /// When each incoming message was last heard from (or last asked to resend), and the RESENDs sent since it
+    /// was last heard from, by flow id.
+    heard: BTreeMap<u32, (Time, u32)>,
+}
+
+/// Where a switch port sits for Table 2.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Core {
+    /// From a ToR up into the core (ToR-Agg).
+    Up,
+    /// From the core down to a ToR (Agg-ToR).
+    Down,
+    /// Anything else (host-facing, or between core tiers).
+    Other,
+}
+
+impl Homa {
+    /// Homa's priority cutoffs from the run's message sizes, and each switch port's place for Table 2.
+    pub fn new(cfg: &HomaConfig, fab: &mut impl Setup) -> Result<Homa, String> {
+        let cfg = cfg.clone();
+        let t = fab.transport();
+        if t.recovery != Recovery::Selective || t.nack || t.ack_every != 0 {
+            return Err(
+                "flow_control.kind = \"homa\" recovers losses with RESENDs over selective repeat and acknowledges \
+                 only whole messages: set nic.recovery = \"selective\", nic.nack = false, nic.ack_every = 0"
+                    .into(),
+            );
+        }
+        let sizes: Vec<u64> = fab.flows().iter().map(|f| f.spec.size.0).collect();
+        let prio = Priorities::from_sizes(&cfg, &sizes);
+        let overcommitment = match cfg.overcommitment {
+            0 => prio.scheduled(),
+            n => n,
+        };
+        let topo = fab.topology();
+        let is_switch = |node: NodeId| fab.switch_of_node(node).is_some();
+        let has_hosts = |node: NodeId| {
+            topo.nodes[node.idx()]
+                .ports
+                .iter()
+                .any(|&p| !is_switch(topo.peer_node(p)))
+        };
+        let core = (0..fab.sw_port_count() as u32)
+            .map(|sp| {
+                let port = fab.sw_port_id(sp);
+                let node = topo.ports[port.idx()].node;
+                let peer = topo.peer_node(port);
+                if !is_switch(peer) {
+                    Core::Other
+                } else if has_hosts(node) {
+                    Core::Up
+                } else if has_hosts(peer) {
+                    Core::Down
+                } else {
+                    Core::Other
+                }
+            })
+            .collect();
+        Ok(Homa {
+            receivers: (0..fab.host_count())
+                .map(|_| ReceiverSide::default())
+                .collect(),
+            cfg,
+            prio,
+            overcommitment,
+            control_size: fab.ack_size(),
+            senders: Vec::new(),
+            core,
+            stats: HomaStats::default(),
+            grants: Vec::new(),
+        })
+    }
+
+    /// Receiver `h`'s RESEND check (§3 "Lost packets"): every incoming message with granted bytes missing and
+    /// nothing heard for `resend_timeout` is asked for its first missing range, after a copy of its current grant
+    /// (the grant may be what was lost: a sender that never saw it has nothing to resend); each further RESEND
+    /// without word of the message waits twice as long (up to 64 timeouts), so that packets that are only queued
+    /// behind an incast are not asked for again and again. The check comes back for the next deadline.
+    fn resend_check(&mut self, fab: &mut impl NicOps, h: u32) {
+        let now = fab.now();
+        let timeout = self.cfg.resend_timeout;
+        let mut due = Vec::new();
+        let mut next = Time::MAX;
+        let r = &self.receivers[h as usize];
+        for (&id, &(at, tries)) in &r.heard {
+            let deadline = at + timeout * (1u64 << tries.min(6));
+            if deadline > now {
+                next = next.min(deadline);
+                continue;
+            }
+            let (grant, held) = r.sched.progress(id).expect("heard messages are scheduled");
+            if grant.offset > held {
+                due.push((grant, tries + 1));
+            }
+            next = next.min(now + timeout * (1u64 << (tries + 1).min(6)));
+        }
+        let size = self.control_size;
+        for (g, tries) in due {
+            let id = FlowId(g.id);
+            let (from, to) = match fab.receiver(id) {
+                // Complete: the scheduler forgets it with its last packet.
+                Receiving::NotStarted | Receiving::Complete => continue,
+                Receiving::Partly(r) => (r.rcv_nxt(), r.first_held().unwrap_or(g.offset)),
+            };
+            self.stats.resends += 1;
+            self.receivers[h as usize].heard.insert(g.id, (now, tries));
+            if g.priority != u8::MAX {
+                self.stats.grants += 1;
+                let grant = (g.offset, g.priority as u32);
+                let pkt = fab.new_control(id, true, PacketKind::Grant, grant, size);
+                fab.send_control(self, h, pkt);
+            }
+            let len = u32::try_from(to - from).unwrap_or(u32::MAX);
+            let pkt = fab.new_control(id, true, PacketKind::Resend, (from, len), size);
+            fab.send_control(self, h, pkt);
+        }
+        if next != Time::MAX {
+            let port = fab.host_port(h);
+            fab.arm_timer(port, next);
+        }
+    }
+}
+
+impl SwitchSide for Homa {
+    /// Table 2: how long scheduled packets waited at ports into and out of the core.
+    #[inline]
+    fn dequeued<F: SwitchOps>(
+        &mut self,
+        fab: &mut F,
+        sp: u32,
+        pkt: PacketId,
+        _queue: usize,
+        data: bool,
+    ) {
+        if !data {
+            return;
+        }
+        let p = fab.packet(pkt);
+        let (class, delay) = (p.class, (fab.now() - p.stamp).0);
+        if (class as u32) < self.prio.unscheduled() {
+            return;
+        }
+        match self.core[sp as usize] {
+            Core::Up => self.stats.core_up.record(delay),
+            Core::Down => self.stats.core_down.record(delay),
+            Core::Other => {}
+        }
+    }
+}
+
+impl NicSide for Homa {
+    /// A new message may send its unscheduled bytes at once.
+    fn flow_started<F: NicOps>(&mut self, fab: &mut F, _h: u32, id: FlowId, slot: usize) -> u32 {
+        let size = fab.flow(id).spec.size.0;
+        if self.senders.len() <= slot {
+            self.senders.resize(slot + 1, SenderSide::default());
+        }
+        self.senders[slot] = SenderSide {
+            granted: self.cfg.rtt_bytes.0.min(size),
+            unscheduled: self.prio.unscheduled_level(size),
+            scheduled: u8::MAX,
+        };
+        0
+    }
+
+    /// Granted bytes, or a packet to resend.
+    #[inline]
+    fn may_send<F: NicOps>(&mut self, fab: &mut F, _h: u32, _id: FlowId, slot: usize) -> bool {
+        let s = fab.sender(slot);
+        s.resending() || s.snd_nxt() < self.senders[slot].granted
+    }
+
+    /// The packet's level: unscheduled by the message's size, else the last grant's.
+    #[inline]
+    fn data_sent<F: NicOps>(&mut self, fab: &mut F, _h: u32, slot: usize, pkt: PacketId) {
+        let (rtt, s) = (self.cfg.rtt_bytes.0, self.senders[slot]);
+        let p = fab.packet_mut(pkt);
+        p.class = if p.seq < rtt {
+            s.unscheduled
+        } else {
+            s.scheduled
+        };
+    }
+
+    /// The receiver's grant scheduler takes the packet and sends the grants due.
+    fn data_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet, held: u64) {
+        let now = fab.now();
+        let size = fab.flow(p.flow).spec.size.0;
+        let id = p.flow.0;
+        let (rtt, k) = (self.cfg.rtt_bytes.0, self.overcommitment);
+        let r = &mut self.receivers[h as usize];
+        if held >= size {
+            r.sched.remove(id);
+            r.heard.remove(&id);
+        } else {
+            r.sched.on_data(id, size, held, rtt);
+            r.heard.insert(id, (now, 0));
+        }
+        let mut grants = std::mem::take(&mut self.grants);
+        self.receivers[h as usize]
+            .sched
+            .poll_grants(&self.prio, k, rtt, &mut grants);
+        self.stats.grants += grants.len() as u64;
+        for g in grants.drain(..) {
+            let grant = (g.offset, g.priority as u32);
+            let pkt = fab.new_control(
+                FlowId(g.id),
+                true,
+                PacketKind::Grant,
+                grant,
+                self.control_size,
+            );
+            fab.send_control(self, h, pkt);
+        }
+        self.grants = grants;
+        if held < size {
+            let at = now + self.cfg.resend_timeout;
+            let port = fab.host_port(h);
+            fab.arm_timer(port, at);
+        }
+    }
+
+    /// A grant or RESEND also restarts the sender's retransmission timer: only whole messages are acknowledged,
+    /// so the timer is there for a message the receiver never heard of, and a word from the receiver says it has.
+    fn packet_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet) {
+        let Some(slot) = fab.flow_slot(p.flow) else {
+            return; // the message completed: a late grant or RESEND
+        };
+        match p.kind {
+            PacketKind::Grant => {
+                let s = &mut self.senders[slot];
+                s.granted = s.granted.max(p.seq);
+                s.scheduled = p.aux as u8;
+            }
+            PacketKind::Resend => {
+                fab.sender_mut(slot)
+                    .handle_resend(p.seq, p.seq + p.aux as u64);
+            }
+            _ => unreachable!("not a Homa packet"),
+        }
+        fab.restart_rto(h, slot);
+        fab.make_ready(self, p.flow);
+    }
+
+    /// The receiver's RESEND check.
+    fn nic_timer<F: NicOps>(&mut self, fab: &mut F, h: u32) {
+        self.resend_check(fab, h);
+    }
+}
+
+impl Scheme for Homa {
+    fn add_stats(&self, stats: &mut HopStats) {
+        stats.homa = std::mem::take(&mut stats.homa) + self.stats.clone();
+    }
+}
