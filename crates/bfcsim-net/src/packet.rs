@@ -67,6 +67,41 @@ impl PacketKind {
     }
 }
 
+/// A packet's one-bit facts, in one byte.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags(u8);
+
+impl Flags {
+    /// ECN-capable transport: switches may mark instead of leaving the packet unmarked.
+    pub const ECT: Flags = Flags(1);
+    /// Congestion Experienced, set by a switch's RED/ECN marker.
+    pub const CE: Flags = Flags(2);
+    /// The flow is labelled as part of an incast (BFC App. A.7).
+    pub const INCAST: Flags = Flags(4);
+    /// A switch cut the packet to its header (NDP's trimming): it carries no payload.
+    pub const TRIMMED: Flags = Flags(8);
+    /// None set.
+    pub const NONE: Flags = Flags(0);
+
+    /// Whether every flag of `f` is set.
+    #[inline(always)]
+    pub fn has(self, f: Flags) -> bool {
+        self.0 & f.0 == f.0
+    }
+
+    /// These flags and `f`'s.
+    #[inline(always)]
+    pub const fn with(self, f: Flags) -> Flags {
+        Flags(self.0 | f.0)
+    }
+
+    /// These flags with `f`'s set when `on`.
+    #[inline(always)]
+    pub const fn with_if(self, f: Flags, on: bool) -> Flags {
+        Flags(self.0 | if on { f.0 } else { 0 })
+    }
+}
+
 /// A packet. `seq` is a byte offset: for data the first payload byte carried, for an ACK or NACK the next byte
 /// the receiver expects.
 ///
@@ -101,12 +136,10 @@ pub struct Packet {
     pub kind: PacketKind,
     /// Traffic class (priority group).
     pub class: u8,
-    /// ECN-capable transport: switches may mark instead of leaving the packet unmarked.
-    pub ect: bool,
-    /// Congestion Experienced, set by a switch's RED/ECN marker.
-    pub ce: bool,
-    /// The flow is labelled as part of an incast (BFC App. A.7).
-    pub incast: bool,
+    /// ECN capability and mark, incast label, trimming.
+    pub flags: Flags,
+    /// The running scheme's own bits, carried end to end; the fabric never reads them.
+    pub mark: u8,
     /// BFC's `upstreamQ` (§3.3.2): the queue the packet left at the previous device, stamped by each switch
     /// egress and NIC.
     pub upstream_q: u32,
@@ -119,6 +152,64 @@ pub struct Packet {
     /// never overlap: a packet leaves its queue before it goes on a wire, and its next queue sets the time
     /// again on entry.
     pub stamp: Time,
+}
+
+impl Packet {
+    /// A packet of `kind` whose other fields are zero, none or unset, for a struct update naming the rest.
+    #[inline(always)]
+    pub const fn blank(kind: PacketKind) -> Packet {
+        Packet {
+            seq: 0,
+            sent_at: Time::ZERO,
+            flow: FlowId(u32::MAX),
+            size: 0,
+            payload: 0,
+            dst_host: u32::MAX,
+            wire_next: PacketId::NONE,
+            hash: 0,
+            aux: 0,
+            kind,
+            class: 0,
+            flags: Flags::NONE,
+            mark: 0,
+            upstream_q: 0,
+            in_port: 0,
+            hop_flags: 0,
+            stamp: Time::ZERO,
+        }
+    }
+
+    /// ECN-capable transport.
+    #[inline(always)]
+    pub fn ect(&self) -> bool {
+        self.flags.has(Flags::ECT)
+    }
+
+    /// Marked Congestion Experienced.
+    #[inline(always)]
+    pub fn ce(&self) -> bool {
+        self.flags.has(Flags::CE)
+    }
+
+    /// Of an incast flow.
+    #[inline(always)]
+    pub fn incast(&self) -> bool {
+        self.flags.has(Flags::INCAST)
+    }
+
+    /// Cut to its header by a switch.
+    #[inline(always)]
+    pub fn trimmed(&self) -> bool {
+        self.flags.has(Flags::TRIMMED)
+    }
+
+    /// Marks the packet Congestion Experienced; returns whether it was not marked before.
+    #[inline(always)]
+    pub fn set_ce(&mut self) -> bool {
+        let new = !self.ce();
+        self.flags = self.flags.with(Flags::CE);
+        new
+    }
 }
 
 // One line a packet: the list of a wire's packets lives in the freed bytes of a field no one read.

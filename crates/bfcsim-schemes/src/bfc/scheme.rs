@@ -288,7 +288,7 @@ impl SwitchSide for Bfc {
             flow: p.flow.0,
             upstream_q: p.upstream_q,
             size: p.size,
-            incast: p.incast,
+            incast: p.incast(),
             queues,
             rate: fab.link_rate(e.egress),
             elide: self.elide[e.s].has(e.in_local, e.out_local),

@@ -22,7 +22,7 @@ use std::ops::Range;
 
 use bfcsim_core::{Bytes, FlowId, FlowSpec, NodeId, PacketId, PortId, Rate, Time};
 use bfcsim_net::mmu::DropReason;
-use bfcsim_net::packet::{Packet, PacketKind, Packets};
+use bfcsim_net::packet::{Flags, Packet, PacketKind, Packets};
 use bfcsim_net::queues::{PortQueues, QueueLayout};
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::{NodeKind, Topology};
@@ -317,18 +317,10 @@ impl FakeFabric {
             size: PAYLOAD + HEADER,
             payload: PAYLOAD,
             dst_host: f.dst_host,
-            wire_next: PacketId::NONE,
             hash: f.hash as u32,
-            aux: 0,
-            kind: PacketKind::Data,
-            class: 0,
-            ect: true,
-            ce: false,
-            incast: false,
-            upstream_q: 0,
-            in_port: 0,
-            hop_flags: 0,
+            flags: Flags::ECT,
             stamp: self.now,
+            ..Packet::blank(PacketKind::Data)
         }
     }
 
@@ -676,20 +668,9 @@ impl NicOps for FakeFabric {
             sent_at: self.now,
             flow: id,
             size,
-            payload: 0,
             dst_host: if to_sender { f.src_host } else { f.dst_host },
-            wire_next: PacketId::NONE,
-            hash: 0,
             aux,
-            kind,
-            class: 0,
-            ect: false,
-            ce: false,
-            incast: false,
-            upstream_q: 0,
-            in_port: 0,
-            hop_flags: 0,
-            stamp: Time::ZERO,
+            ..Packet::blank(kind)
         });
         self.log.push(Call::Control {
             pkt,

@@ -19,8 +19,7 @@ impl Fabric {
     #[inline]
     pub(super) fn mark_ce(&mut self, pkt: PacketId) {
         let p = self.packets.get_mut(pkt);
-        self.counters.ce_marks += u64::from(!p.ce);
-        p.ce = true;
+        self.counters.ce_marks += u64::from(p.set_ce());
     }
 
     /// Whether RED/ECN marks a packet of `size` bytes at `queue` of switch port `sp` now: the queue's own RED on

@@ -48,7 +48,7 @@ use bfcsim_core::{
 use bfcsim_net::ecn::{MarkPoint, PoolMarking, SinceMark};
 use bfcsim_net::int::{IntHop, IntStack};
 use bfcsim_net::mmu::{Charge, DropReason, Mmu, MmuLayout};
-use bfcsim_net::packet::{Packet, PacketKind, Packets};
+use bfcsim_net::packet::{Flags, Packet, PacketKind, Packets};
 use bfcsim_net::queues::{NO_TAG, PortQueues, QueueLayout, Run};
 use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash};
 use bfcsim_net::topology::{NodeKind, Topology};

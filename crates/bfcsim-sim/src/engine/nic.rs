@@ -168,18 +168,11 @@ impl Fabric {
                 size,
                 payload: len,
                 dst_host: info.dst_host,
-                wire_next: PacketId::NONE,
                 hash: info.hash as u32,
-                aux: 0,
-                kind: PacketKind::Data,
                 class: info.spec.class,
-                ect: true,
-                ce: false,
-                incast: info.spec.incast,
+                flags: Flags::ECT.with_if(Flags::INCAST, info.spec.incast),
                 upstream_q: a.nic_q,
-                in_port: 0,
-                hop_flags: 0,
-                stamp: Time::ZERO,
+                ..Packet::blank(PacketKind::Data)
             });
             self.counters.injected_pkts += 1;
             self.counters.injected_bytes += size as u64;
@@ -234,20 +227,11 @@ impl Fabric {
             sent_at: self.now,
             flow: id,
             size,
-            payload: 0,
             dst_host,
-            wire_next: PacketId::NONE,
             hash: hash as u32,
             aux,
-            kind,
-            class: 0,
-            ect: false,
-            ce: false,
-            incast: f.spec.incast,
-            upstream_q: 0,
-            in_port: 0,
-            hop_flags: 0,
-            stamp: Time::ZERO,
+            flags: Flags::NONE.with_if(Flags::INCAST, f.spec.incast),
+            ..Packet::blank(kind)
         })
     }
 
@@ -282,20 +266,12 @@ impl Fabric {
             sent_at: data.sent_at,
             flow: data.flow,
             size,
-            payload: 0,
             dst_host: info.src_host,
-            wire_next: PacketId::NONE,
             hash: info.rev_hash as u32,
             aux,
-            kind,
             class: data.class,
-            ect: false,
-            ce: false,
-            incast: data.incast,
-            upstream_q: 0,
-            in_port: 0,
-            hop_flags: 0,
-            stamp: Time::ZERO,
+            flags: Flags::NONE.with_if(Flags::INCAST, data.incast()),
+            ..Packet::blank(kind)
         });
         if self.rate.int && kind == PacketKind::Ack {
             self.echo_int(data_id, reply);

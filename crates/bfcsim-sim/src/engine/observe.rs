@@ -189,7 +189,7 @@ impl Fabric {
                 let p = self.packets.get(id);
                 state.packets += 1;
                 if p.kind == PacketKind::Data {
-                    state.incast_packets += u32::from(p.incast);
+                    state.incast_packets += u32::from(p.incast());
                     seen.push((q, p.flow.0));
                 }
             }

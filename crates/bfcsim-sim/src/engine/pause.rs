@@ -249,22 +249,9 @@ impl Fabric {
         let pkt = self.packets.alloc(Packet {
             seq,
             sent_at: self.now,
-            flow: FlowId(u32::MAX),
             size,
-            payload: 0,
-            dst_host: u32::MAX,
-            wire_next: PacketId::NONE,
-            hash: 0,
-            aux: 0,
-            kind,
-            class: 0,
-            ect: false,
-            ce: false,
-            incast: false,
-            upstream_q: 0,
-            in_port: 0,
-            hop_flags: 0,
             stamp: self.now,
+            ..Packet::blank(kind)
         });
         self.counters.injected_pkts += 1;
         self.counters.injected_bytes += size as u64;

@@ -118,7 +118,7 @@ impl Fabric {
             s => s as usize,
         };
         // The CNP goes first, so that the sender reacts to it before the ACK (HPCC ns-3's order).
-        if self.rate.cnp && self.inbound[slot].cnp.on_data(self.now, p.ce) {
+        if self.rate.cnp && self.inbound[slot].cnp.on_data(self.now, p.ce()) {
             self.send_reply(side, h, (p, pkt), PacketKind::Cnp, (p.seq, 0));
         }
         let receiver = &mut self.inbound[slot].receiver;
@@ -128,7 +128,7 @@ impl Fabric {
             self.counters.out_of_order += u64::from(p.seq > receiver.rcv_nxt());
             self.progress += 1;
         }
-        let reply = receiver.handle_data(p.seq, p.payload, p.ce);
+        let reply = receiver.handle_data(p.seq, p.payload, p.ce());
         let held = receiver.received();
         if receiver.rcv_nxt() == size {
             self.flow_state[p.flow.idx()].recv_slot = RECEIVED;

@@ -196,7 +196,7 @@ impl Fabric {
         let ecn = &self.params.switch.ecn;
         if ecn.enabled
             && ecn.mark_on == MarkPoint::Enqueue
-            && p.ect
+            && p.ect()
             && self.ecn_marks(e.out_sp, queue, p.size)
         {
             self.mark_ce(e.pkt);
@@ -256,7 +256,7 @@ impl Fabric {
         let ecn = &self.params.switch.ecn;
         if ecn.enabled
             && ecn.mark_on == MarkPoint::Dequeue
-            && self.packets.get(pkt).ect
+            && self.packets.get(pkt).ect()
             && self.ecn_marks(sp, queue, size)
         {
             self.mark_ce(pkt);
