@@ -4,66 +4,108 @@
 
 use bfcsim_core::{FlowId, PacketId, Time};
 
-/// What a packet is. The order is chosen so that the tests on the per-packet path are one comparison each:
-/// data, then the kinds a scheme handles itself (credits first: the one of them that does not ride the control
-/// queue), then the transport's replies and the per-hop frames.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum PacketKind {
-    /// Payload of a flow.
-    Data,
-    /// ExpressPass: the receiver's permission to send one data packet; `aux` is its sequence number and `seq`
-    /// the receiver's next expected byte (a cumulative acknowledgement).
-    Credit,
-    /// ExpressPass: a sender asks its receiver for credits (§3.1's credit request); `aux` is the number of
-    /// packets it has to send.
-    CreditRequest,
-    /// ExpressPass: the sender has nothing left to send; the receiver stops its credits.
-    CreditStop,
-    /// Homa: the receiver lets the sender send up to byte `seq`, its scheduled packets at level `aux` (Homa §3,
-    /// "Flow control").
-    Grant,
-    /// Homa: the receiver asks the sender to resend the `aux` bytes from byte `seq` (Homa §3, "Lost packets").
-    Resend,
-    /// Cumulative acknowledgement.
-    Ack,
-    /// Negative acknowledgement: the receiver saw a gap and wants `seq` next (a duplicate ACK); `aux` is how far
-    /// above `seq` the out-of-order segment that drew it starts (its SACK block; 0 if unknown).
-    Nack,
-    /// Congestion notification (DCQCN's CNP): the receiver saw CE-marked data of the flow.
-    Cnp,
-    /// Per-hop flow control: stop serving queue `seq` of the port this frame arrives on (BFC §3.3.2), or
-    /// under PFC every queue of priority `seq` (IEEE 802.1Qbb XOFF).
-    Pause,
-    /// Per-hop flow control: serve queue `seq` (PFC: priority `seq`) again.
-    Resume,
-    /// Per-hop flow control: the full set of queues to keep paused, a bitmap held aside under index `seq`
-    /// (BFC §3.3.2's periodic refresh).
-    Refresh,
-}
+/// What a packet is: a class the fabric acts on, in the top three bits, and within the class a number its owner
+/// defines. The fabric knows data and the transport's replies; a scheme names its own packets with
+/// [`PacketKind::control`], [`PacketKind::scheduled`] or [`PacketKind::frame`] (ExpressPass's credits, Homa's
+/// grants, BFC's refresh), so that a new scheme adds kinds without touching this type. Only one scheme runs, so
+/// two schemes may use the same numbers.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PacketKind(u8);
+
+/// The classes, in [`PacketKind`]'s top three bits.
+const CLASS: u8 = 0xE0;
+const REPLY: u8 = 0x20;
+const CONTROL: u8 = 0x40;
+const SCHEDULED: u8 = 0x60;
+const FRAME: u8 = 0x80;
 
 impl PacketKind {
-    /// Control frames (everything but data and credits) may ride the strict-priority control queue. A credit is
-    /// scheduled by its scheme (ExpressPass's rate-limited credit queue).
-    #[inline]
-    pub fn is_control(self) -> bool {
-        self > PacketKind::Credit
+    /// Payload of a flow.
+    pub const DATA: PacketKind = PacketKind(0);
+    /// Cumulative acknowledgement.
+    pub const ACK: PacketKind = PacketKind::reply(0);
+    /// Negative acknowledgement: the receiver saw a gap and wants `seq` next (a duplicate ACK); `aux` is how far
+    /// above `seq` the out-of-order segment that drew it starts (its SACK block; 0 if unknown).
+    pub const NACK: PacketKind = PacketKind::reply(1);
+    /// Congestion notification (DCQCN's CNP): the receiver saw CE-marked data of the flow.
+    pub const CNP: PacketKind = PacketKind::reply(2);
+    /// Per-hop flow control: stop serving queue `seq` of the port this frame arrives on (BFC §3.3.2), or under
+    /// PFC every queue of priority `seq` (IEEE 802.1Qbb XOFF).
+    pub const PAUSE: PacketKind = PacketKind::frame(0);
+    /// Per-hop flow control: serve queue `seq` (PFC: priority `seq`) again.
+    pub const RESUME: PacketKind = PacketKind::frame(1);
+
+    /// The transport's reply number `n` (below 32) from a flow's receiver to its sender: the ACK, the NACK,
+    /// the CNP. Rides the control queue when `switch.ack_priority` is on.
+    pub const fn reply(n: u8) -> PacketKind {
+        assert!(n < 32, "a kind's number is below 32");
+        PacketKind(REPLY | n)
     }
 
-    /// A scheme's own end-to-end control packets (ExpressPass's credits, credit requests and credit stops,
-    /// Homa's grants and RESENDs), handled at hosts by the running scheme.
+    /// A scheme's own end-to-end control packet number `n` (below 32), handled at hosts by the scheme
+    /// (`NicSide::packet_arrived`) and carried like a reply (Homa's grants, ExpressPass's credit requests).
+    pub const fn control(n: u8) -> PacketKind {
+        assert!(n < 32, "a kind's number is below 32");
+        PacketKind(CONTROL | n)
+    }
+
+    /// A scheme's own end-to-end control packet number `n` (below 32) that the scheme's switch side queues
+    /// itself, never in the control queue (ExpressPass's rate-limited credits).
+    pub const fn scheduled(n: u8) -> PacketKind {
+        assert!(n < 32, "a kind's number is below 32");
+        PacketKind(SCHEDULED | n)
+    }
+
+    /// A per-hop frame number `n` (below 32): consumed by the device at the far end of its link rather than
+    /// routed, in the strict-priority control queue (PAUSE, RESUME, BFC's refresh).
+    pub const fn frame(n: u8) -> PacketKind {
+        assert!(n < 32, "a kind's number is below 32");
+        PacketKind(FRAME | n)
+    }
+
+    /// May ride the strict-priority control queue: replies, a scheme's control packets and frames.
+    #[inline]
+    pub fn is_control(self) -> bool {
+        matches!(self.0 & CLASS, REPLY | CONTROL | FRAME)
+    }
+
+    /// A scheme's own end-to-end control packets, handled at hosts by the running scheme.
     #[inline]
     pub fn is_scheme_control(self) -> bool {
-        (PacketKind::Credit..=PacketKind::Resend).contains(&self)
+        matches!(self.0 & CLASS, CONTROL | SCHEDULED)
     }
 
     /// Hop-by-hop frames, consumed by the device at the far end of the link rather than routed.
     #[inline]
     pub fn is_hop_local(self) -> bool {
-        matches!(
-            self,
-            PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh
-        )
+        self.0 & CLASS == FRAME
+    }
+
+    /// The kind as a number, for hashing.
+    #[inline(always)]
+    pub fn code(self) -> u8 {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for PacketKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0 & !CLASS;
+        match *self {
+            PacketKind::DATA => write!(f, "Data"),
+            PacketKind::ACK => write!(f, "Ack"),
+            PacketKind::NACK => write!(f, "Nack"),
+            PacketKind::CNP => write!(f, "Cnp"),
+            PacketKind::PAUSE => write!(f, "Pause"),
+            PacketKind::RESUME => write!(f, "Resume"),
+            _ => match self.0 & CLASS {
+                REPLY => write!(f, "reply({n})"),
+                CONTROL => write!(f, "control({n})"),
+                SCHEDULED => write!(f, "scheduled({n})"),
+                FRAME => write!(f, "frame({n})"),
+                _ => write!(f, "kind({:#x})", self.0),
+            },
+        }
     }
 }
 
@@ -80,6 +122,9 @@ impl Flags {
     pub const INCAST: Flags = Flags(4);
     /// A switch cut the packet to its header (NDP's trimming): it carries no payload.
     pub const TRIMMED: Flags = Flags(8);
+    /// A frame whose `seq` is the index of words the fabric holds aside for it (BFC's refresh bitmap), which
+    /// travel with it between shards.
+    pub const WORDS: Flags = Flags(16);
     /// None set.
     pub const NONE: Flags = Flags(0);
 

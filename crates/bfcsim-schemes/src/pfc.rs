@@ -118,11 +118,11 @@ impl Pfc {
 
     fn send(&mut self, fab: &mut impl SwitchOps, s: usize, action: PfcAction) {
         let (local, prio, kind) = match action {
-            PfcAction::Pause { port, prio } => (port, prio, PacketKind::Pause),
-            PfcAction::Resume { port, prio } => (port, prio, PacketKind::Resume),
+            PfcAction::Pause { port, prio } => (port, prio, PacketKind::PAUSE),
+            PfcAction::Resume { port, prio } => (port, prio, PacketKind::RESUME),
         };
         let port = fab.switch_port(s, local as u16);
-        self.frames.count(kind == PacketKind::Pause);
+        self.frames.count(kind == PacketKind::PAUSE);
         let size = self.frame;
         fab.send_frame(self, port, kind, prio as u64, size);
     }
@@ -138,7 +138,7 @@ impl Pfc {
         p: &Packet,
     ) -> (u8, bool, bool) {
         let prio = p.seq as u8;
-        let pause = p.kind == PacketKind::Pause;
+        let pause = p.kind == PacketKind::PAUSE;
         self.records.push(PfcRecord {
             time: now,
             node,

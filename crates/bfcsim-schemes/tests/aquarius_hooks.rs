@@ -45,7 +45,7 @@ fn a_congested_flow_is_paused_upstream_by_its_fid_and_resumed_once_its_packets_l
     );
     let upstream = fab.switch_port(0, 0);
     let seq = 5 << 32 | flow.0 as u64;
-    assert_eq!(fab.frames(), vec![(upstream, PacketKind::Pause, seq)]);
+    assert_eq!(fab.frames(), vec![(upstream, PacketKind::PAUSE, seq)]);
 
     while let Some((pkt, queue)) = fab.pop(egress) {
         aq.dequeued(&mut fab, egress, pkt, queue, true);
@@ -53,8 +53,8 @@ fn a_congested_flow_is_paused_upstream_by_its_fid_and_resumed_once_its_packets_l
     assert_eq!(
         fab.frames(),
         vec![
-            (upstream, PacketKind::Pause, seq),
-            (upstream, PacketKind::Resume, seq)
+            (upstream, PacketKind::PAUSE, seq),
+            (upstream, PacketKind::RESUME, seq)
         ]
     );
 }
@@ -65,7 +65,7 @@ fn at_a_nic_a_pause_stops_the_flow_s_own_queue() {
     let mut aq = Aquarius::new(&AquariusConfig::default(), &mut fab).unwrap();
     let flow = fab.add_flow(0, 2, 1_000_000);
     let q = aq.flow_started(&mut fab, 0, flow, 0);
-    let pause = fab.new_control(flow, false, PacketKind::Pause, ((q as u64) << 32, 0), 64);
+    let pause = fab.new_control(flow, false, PacketKind::PAUSE, ((q as u64) << 32, 0), 64);
     aq.nic_frame(&mut fab, 0, pause);
     assert!(fab.nic_paused(0, q));
     assert!(!aq.may_send(&mut fab, 0, flow, 0));

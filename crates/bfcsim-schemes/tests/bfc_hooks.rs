@@ -5,7 +5,7 @@
 use bfcsim_core::{FlowId, Rate, Time};
 use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
-use bfcsim_schemes::bfc::{Bfc, BfcConfig};
+use bfcsim_schemes::bfc::{Bfc, BfcConfig, REFRESH};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
 
@@ -58,7 +58,7 @@ fn a_queue_over_its_threshold_pauses_the_upstream_queue_which_resumes_once_drain
         "the first packet to find more than Th queued pauses: {before} B held before it"
     );
     let upstream = fab.switch_port(0, 0);
-    assert_eq!(fab.frames(), vec![(upstream, PacketKind::Pause, 7)]);
+    assert_eq!(fab.frames(), vec![(upstream, PacketKind::PAUSE, 7)]);
     let refresh = Call::Timer {
         port: upstream,
         at: Time::from_us(1),
@@ -86,8 +86,8 @@ fn a_queue_over_its_threshold_pauses_the_upstream_queue_which_resumes_once_drain
     assert_eq!(
         fab.frames(),
         vec![
-            (upstream, PacketKind::Pause, 7),
-            (upstream, PacketKind::Resume, 7)
+            (upstream, PacketKind::PAUSE, 7),
+            (upstream, PacketKind::RESUME, 7)
         ]
     );
 }
@@ -105,7 +105,7 @@ fn the_refresh_carries_the_paused_queues_and_stops_once_none_is() {
     let frames = fab.frames();
     assert_eq!(frames.len(), 1);
     let (port, kind, index) = frames[0];
-    assert_eq!((port, kind), (fab.switch_port(0, 0), PacketKind::Refresh));
+    assert_eq!((port, kind), (fab.switch_port(0, 0), REFRESH));
     assert_eq!(fab.frame_words(index as u32)[1], 1 << 6, "queue 70's bit");
     assert!(
         fab.log
@@ -123,14 +123,14 @@ fn at_a_nic_a_pause_stops_the_flows_of_its_queue_and_a_resume_lets_them_go() {
     let q = bfc.flow_started(&mut fab, 0, flow, 0);
     assert_eq!(q, 0, "the first flow takes NIC queue 0");
     assert!(bfc.may_send(&mut fab, 0, flow, 0));
-    let pause = fab.new_control(flow, false, PacketKind::Pause, (q as u64, 0), 64);
+    let pause = fab.new_control(flow, false, PacketKind::PAUSE, (q as u64, 0), 64);
     bfc.nic_frame(&mut fab, 0, pause);
     assert!(fab.nic_paused(0, q));
     assert!(
         !bfc.may_send(&mut fab, 0, flow, 0),
         "its queue is paused: it waits"
     );
-    let resume = fab.new_control(flow, false, PacketKind::Resume, (q as u64, 0), 64);
+    let resume = fab.new_control(flow, false, PacketKind::RESUME, (q as u64, 0), 64);
     bfc.nic_frame(&mut fab, 0, resume);
     assert!(!fab.nic_paused(0, q));
     assert!(bfc.may_send(&mut fab, 0, flow, 0));

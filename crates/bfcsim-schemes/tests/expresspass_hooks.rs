@@ -8,7 +8,7 @@ use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::expresspass::feedback::credit_rate;
-use bfcsim_schemes::expresspass::{ExpressPass, ExpressPassConfig};
+use bfcsim_schemes::expresspass::{CREDIT, CREDIT_REQUEST, ExpressPass, ExpressPassConfig};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
 
@@ -31,7 +31,7 @@ fn a_full_credit_queue_drops_the_credit_and_a_short_bucket_holds_the_queue() {
     // Credits for host 2's flow come from host 0 (its receiver) into the switch, and leave towards host 2.
     let credit_sp = fab.sp(0, 2);
     for i in 0..cfg.credit_buffer {
-        let c = fab.new_control(flow, true, PacketKind::Credit, (0, i), 64);
+        let c = fab.new_control(flow, true, CREDIT, (0, i), 64);
         let p = *fab.packet(c);
         let e = fab.entry(p, 0, 0, 2);
         xp.enqueue(&mut fab, &e).unwrap();
@@ -40,7 +40,7 @@ fn a_full_credit_queue_drops_the_credit_and_a_short_bucket_holds_the_queue() {
         fab.queues(credit_sp).queue_len(1),
         cfg.credit_buffer as usize
     );
-    let c = fab.new_control(flow, true, PacketKind::Credit, (0, 99), 64);
+    let c = fab.new_control(flow, true, CREDIT, (0, 99), 64);
     let p = *fab.packet(c);
     let e = fab.entry(p, 0, 0, 2);
     assert_eq!(xp.enqueue(&mut fab, &e), Err(DropReason::CreditQueueFull));
@@ -86,7 +86,7 @@ fn a_new_flow_asks_for_credits_and_sends_one_packet_per_credit() {
         fab.log.iter().any(|c| matches!(
             c,
             Call::Control {
-                kind: PacketKind::CreditRequest,
+                kind: CREDIT_REQUEST,
                 aux: 3,
                 ..
             }
@@ -97,12 +97,12 @@ fn a_new_flow_asks_for_credits_and_sends_one_packet_per_credit() {
         !xp.may_send(&mut fab, 0, flow, 0),
         "nothing before a credit"
     );
-    let credit = fab.new_control(flow, true, PacketKind::Credit, (0, 41), 64);
+    let credit = fab.new_control(flow, true, CREDIT, (0, 41), 64);
     let p = *fab.packet(credit);
     xp.packet_arrived(&mut fab, 0, &p);
     assert!(fab.log.contains(&Call::Ready { flow }));
     assert!(xp.may_send(&mut fab, 0, flow, 0));
-    let data = fab.new_control(flow, false, PacketKind::Data, (0, 0), 1048);
+    let data = fab.new_control(flow, false, PacketKind::DATA, (0, 0), 1048);
     fab.sender_mut(0).next_segment();
     xp.data_sent(&mut fab, 0, 0, data);
     assert_eq!(

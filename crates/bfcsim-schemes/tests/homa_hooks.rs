@@ -7,7 +7,7 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{FabricOps, NicOps, NicSide};
-use bfcsim_schemes::homa::{Homa, HomaConfig};
+use bfcsim_schemes::homa::{GRANT, Homa, HomaConfig, RESEND};
 use bfcsim_schemes::transport::{Recovery, TransportConfig};
 
 /// One switch, three hosts; 8 strict-priority levels of one queue; Homa's transport (selective repeat, no
@@ -42,12 +42,12 @@ fn a_message_goes_unscheduled_up_to_rtt_bytes_then_as_granted() {
         !homa.may_send(&mut fab, 0, flow, 0),
         "RTTbytes sent: the rest waits for grants"
     );
-    let grant = fab.new_control(flow, true, PacketKind::Grant, (150_000, 3), 64);
+    let grant = fab.new_control(flow, true, GRANT, (150_000, 3), 64);
     let p = *fab.packet(grant);
     homa.packet_arrived(&mut fab, 0, &p);
     assert!(fab.log.contains(&Call::Ready { flow }));
     assert!(homa.may_send(&mut fab, 0, flow, 0));
-    let data = fab.new_control(flow, false, PacketKind::Data, (120_000, 0), 1048);
+    let data = fab.new_control(flow, false, PacketKind::DATA, (120_000, 0), 1048);
     homa.data_sent(&mut fab, 0, 0, data);
     assert_eq!(
         fab.packet(data).class,
@@ -66,9 +66,7 @@ fn the_receiver_grants_after_data_and_asks_again_for_what_went_missing() {
     homa.data_arrived(&mut fab, 2, &p, held);
     let granted = fab.log.iter().find_map(|c| match *c {
         Call::Control {
-            kind: PacketKind::Grant,
-            seq,
-            ..
+            kind: GRANT, seq, ..
         } => Some(seq),
         _ => None,
     });
@@ -97,7 +95,7 @@ fn the_receiver_grants_after_data_and_asks_again_for_what_went_missing() {
     homa.nic_timer(&mut fab, 2);
     let resend = fab.log.iter().find_map(|c| match *c {
         Call::Control {
-            kind: PacketKind::Resend,
+            kind: RESEND,
             seq,
             aux,
             ..

@@ -49,7 +49,7 @@ fn an_ingress_over_its_threshold_pauses_its_priority_upstream_and_resumes_it_onc
     // The reserve (4 KiB) and the static threshold (10 KB) of shared bytes, in 1048-byte packets.
     assert_eq!(taken, (4096 + 10_000u64).div_ceil(1048));
     assert!(pfc.ingress(0).is_paused(0, 0));
-    assert_eq!(fab.frames(), vec![(upstream, PacketKind::Pause, 0)]);
+    assert_eq!(fab.frames(), vec![(upstream, PacketKind::PAUSE, 0)]);
 
     let egress = fab.sp(0, 2);
     while let Some((pkt, queue)) = fab.pop(egress) {
@@ -58,8 +58,8 @@ fn an_ingress_over_its_threshold_pauses_its_priority_upstream_and_resumes_it_onc
     assert_eq!(
         fab.frames(),
         vec![
-            (upstream, PacketKind::Pause, 0),
-            (upstream, PacketKind::Resume, 0)
+            (upstream, PacketKind::PAUSE, 0),
+            (upstream, PacketKind::RESUME, 0)
         ]
     );
     assert_eq!(pfc.ingress(0).total(), 0, "every byte released at ingress");
@@ -72,7 +72,7 @@ fn a_pause_stops_every_data_queue_of_its_priority_at_a_switch_and_every_flow_of_
     let flow = fab.add_flow(0, 2, 1_000_000);
     // Priority 1's queues are 3 and 4 (after the control queue and priority 0's two).
     let sp = fab.sp(0, 1);
-    let pause = fab.new_control(flow, false, PacketKind::Pause, (1, 0), 64);
+    let pause = fab.new_control(flow, false, PacketKind::PAUSE, (1, 0), 64);
     pfc.switch_frame(&mut fab, sp, pause);
     assert!(fab.queues(sp).is_paused(3) && fab.queues(sp).is_paused(4));
     assert!(!fab.queues(sp).is_paused(1) && !fab.queues(sp).is_paused(2));
@@ -84,7 +84,7 @@ fn a_pause_stops_every_data_queue_of_its_priority_at_a_switch_and_every_flow_of_
 
     let q = pfc.flow_started(&mut fab, 0, flow, 0);
     assert_eq!(q, 0, "a flow's NIC queue is its priority");
-    let pause = fab.new_control(flow, false, PacketKind::Pause, (0, 0), 64);
+    let pause = fab.new_control(flow, false, PacketKind::PAUSE, (0, 0), 64);
     pfc.nic_frame(&mut fab, 0, pause);
     assert!(fab.nic_paused(0, 0));
     assert!(!pfc.may_send(&mut fab, 0, flow, 0));

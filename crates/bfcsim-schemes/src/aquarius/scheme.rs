@@ -124,14 +124,14 @@ impl Aquarius {
     fn send_signal(&mut self, fab: &mut impl SwitchOps, s: usize, signal: Signal) {
         let (local, seq, kind) = match signal {
             Signal::Pause { port, queue, flow } => {
-                (port, frame_seq(queue, flow), PacketKind::Pause)
+                (port, frame_seq(queue, flow), PacketKind::PAUSE)
             }
             Signal::Resume { port, queue, flow } => {
-                (port, frame_seq(queue, flow), PacketKind::Resume)
+                (port, frame_seq(queue, flow), PacketKind::RESUME)
             }
         };
         let port = fab.switch_port(s, local);
-        self.frames.count(kind == PacketKind::Pause);
+        self.frames.count(kind == PacketKind::PAUSE);
         let size = self.cfg.frame_size;
         fab.send_frame(self, port, kind, seq, size);
     }
@@ -206,7 +206,7 @@ impl SwitchSide for Aquarius {
     /// A PAUSE or RESUME reached switch port `sp`: the QueueTable of that egress decides (§3.3).
     fn switch_frame<F: SwitchOps>(&mut self, fab: &mut F, sp: u32, pkt: PacketId) {
         let p = fab.take_frame(pkt);
-        let pause = p.kind == PacketKind::Pause;
+        let pause = p.kind == PacketKind::PAUSE;
         let flow = p.seq as u32;
         let f = fab.flow(FlowId(flow));
         let (hash, class) = (f.hash as u32, f.spec.class);
@@ -251,7 +251,7 @@ impl NicSide for Aquarius {
     /// A PAUSE or RESUME reached host `h`'s NIC: the flow's own queue is paused or resumed.
     fn nic_frame<F: NicOps>(&mut self, fab: &mut F, h: u32, pkt: PacketId) {
         let p = fab.take_frame(pkt);
-        let change = ((p.seq >> 32) as u32, p.kind == PacketKind::Pause);
+        let change = ((p.seq >> 32) as u32, p.kind == PacketKind::PAUSE);
         fab.set_nic_paused(self, h, [change]);
     }
 }

@@ -17,10 +17,15 @@ mod scheme;
 pub mod switch;
 
 use bfcsim_core::Time;
+use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
 pub use pause_counter::Signal;
 pub(crate) use scheme::hop_rtt;
+
+/// §3.3.2's periodic refresh: the full set of upstream queues an ingress wants paused, a bitmap the frame
+/// carries as words ([`crate::fabric::SwitchOps::send_frame_words`]).
+pub const REFRESH: PacketKind = PacketKind::frame(2);
 pub use scheme::{Bfc, Egress};
 pub use switch::{Arrival, BfcStats, BfcSwitch, Departure, EgressView, Enqueued};
 

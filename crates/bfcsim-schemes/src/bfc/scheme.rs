@@ -13,7 +13,7 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::PortQueues;
 use rand::RngExt;
 
-use super::{Arrival, BfcConfig, BfcSwitch, Departure, EgressView, Enqueued, Signal};
+use super::{Arrival, BfcConfig, BfcSwitch, Departure, EgressView, Enqueued, REFRESH, Signal};
 use crate::fabric::{
     Device, Entry, FabricOps, FrameCounts, HopStats, NicOps, NicSide, Scheme, Setup, SwitchOps,
     SwitchSide,
@@ -42,6 +42,8 @@ pub struct Bfc {
     frames: FrameCounts,
     refresh_frames: u64,
     frames_lost: u64,
+    /// The bitmap of the refresh being sent.
+    words: Vec<u64>,
 }
 
 /// An egress port's queues as BFC (and Aquarius, which builds on its view) sees them.
@@ -178,6 +180,7 @@ impl Bfc {
             frames: FrameCounts::default(),
             refresh_frames: 0,
             frames_lost: 0,
+            words: Vec::new(),
         })
     }
 
@@ -233,12 +236,12 @@ impl Bfc {
     /// refresh.
     fn send_signal(&mut self, fab: &mut impl SwitchOps, s: usize, signal: Signal) {
         let (local, queue, kind) = match signal {
-            Signal::Pause { port, queue } => (port, queue, PacketKind::Pause),
-            Signal::Resume { port, queue } => (port, queue, PacketKind::Resume),
+            Signal::Pause { port, queue } => (port, queue, PacketKind::PAUSE),
+            Signal::Resume { port, queue } => (port, queue, PacketKind::RESUME),
         };
         let port = fab.switch_port(s, local);
-        self.frames.count(kind == PacketKind::Pause);
-        if kind == PacketKind::Pause {
+        self.frames.count(kind == PacketKind::PAUSE);
+        if kind == PacketKind::PAUSE {
             self.arm_refresh(fab, port);
         }
         let size = self.cfg.frame_size;
@@ -260,7 +263,7 @@ impl Bfc {
     /// repair the state); returns whether it was lost.
     fn lost(&mut self, fab: &mut impl FabricOps, port: PortId, pkt: PacketId) -> bool {
         let lose = self.cfg.lose_frames;
-        let lost = fab.packet(pkt).kind != PacketKind::Refresh
+        let lost = fab.packet(pkt).kind != REFRESH
             && lose > 0.0
             && self.loss_rngs[port.idx()].random::<f64>() < lose;
         if lost {
@@ -334,7 +337,7 @@ impl SwitchSide for Bfc {
             return;
         }
         let p = fab.take_frame(pkt);
-        if p.kind == PacketKind::Refresh {
+        if p.kind == REFRESH {
             let map = p.seq as u32;
             let queues = fab.queues(sp);
             let changed = changed_queues(
@@ -345,7 +348,7 @@ impl SwitchSide for Bfc {
             fab.release_frame_words(map);
             return fab.set_port_paused(self, sp, changed);
         }
-        let change = (p.seq as u32 as usize, p.kind == PacketKind::Pause);
+        let change = (p.seq as u32 as usize, p.kind == PacketKind::PAUSE);
         fab.set_port_paused(self, sp, [change]);
     }
 
@@ -354,13 +357,16 @@ impl SwitchSide for Bfc {
     /// lost.
     fn switch_timer<F: SwitchOps>(&mut self, fab: &mut F, sp: u32) {
         let (s, local) = fab.sw_port(sp);
-        let bitmap = self.switches[s].paused_bitmap(local);
+        // Copied into a buffer kept from one refresh to the next: the scheme goes to the fabric with the frame.
+        let mut words = std::mem::take(&mut self.words);
+        words.clear();
+        words.extend_from_slice(self.switches[s].paused_bitmap(local));
         let still = self.switches[s].paused_at(local) > 0;
-        let size = self.cfg.frame_size + (bitmap.len() * 8) as u32;
-        let index = fab.store_frame_words(bitmap);
+        let size = self.cfg.frame_size + (words.len() * 8) as u32;
         self.refresh_frames += 1;
         let port = fab.sw_port_id(sp);
-        fab.send_frame(self, port, PacketKind::Refresh, index as u64, size);
+        fab.send_frame_words(self, port, REFRESH, &words, size);
+        self.words = words;
         if still {
             self.arm_refresh(fab, port);
         }
@@ -394,7 +400,7 @@ impl NicSide for Bfc {
             return;
         }
         let p = fab.take_frame(pkt);
-        if p.kind == PacketKind::Refresh {
+        if p.kind == REFRESH {
             let map = p.seq as u32;
             if !self.cfg.nic_obeys_pause {
                 fab.release_frame_words(map);
@@ -408,7 +414,7 @@ impl NicSide for Bfc {
             return fab.set_nic_paused(self, h, changed);
         }
         if self.cfg.nic_obeys_pause {
-            let change = (p.seq as u32, p.kind == PacketKind::Pause);
+            let change = (p.seq as u32, p.kind == PacketKind::PAUSE);
             fab.set_nic_paused(self, h, [change]);
         }
     }

@@ -22,11 +22,22 @@ mod scheme;
 pub mod shaper;
 
 use bfcsim_core::{Bytes, Time};
+use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
 pub use feedback::CreditFeedback;
 pub use scheme::ExpressPass;
 pub use shaper::CreditShaper;
+
+/// The receiver's permission to send one data packet (§3.1); `aux` is its sequence number and `seq` the
+/// receiver's next expected byte (a cumulative acknowledgement). The switches' credit queues schedule it, never
+/// the control queue.
+pub const CREDIT: PacketKind = PacketKind::scheduled(0);
+/// A sender asks its receiver for credits (§3.1's credit request); `aux` is the number of packets it has to
+/// send.
+pub const CREDIT_REQUEST: PacketKind = PacketKind::control(0);
+/// The sender has nothing left to send; the receiver stops its credits.
+pub const CREDIT_STOP: PacketKind = PacketKind::control(1);
 
 /// How the feedback loop raises its aggressiveness `w` after two increasing periods in a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,11 +22,14 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use bfcsim_core::rng::{self, Rng, Stream};
 use bfcsim_core::{Bytes, FlowId, PacketId, PortId, Rate, Time};
 use bfcsim_net::mmu::DropReason;
-use bfcsim_net::packet::{Packet, PacketKind};
+use bfcsim_net::packet::Packet;
 use rand::RngExt;
 
 use super::feedback::credit_rate;
-use super::{CreditFeedback, CreditShaper, CreditStats, ExpressPassConfig};
+use super::{
+    CREDIT, CREDIT_REQUEST, CREDIT_STOP, CreditFeedback, CreditShaper, CreditStats,
+    ExpressPassConfig,
+};
 use crate::fabric::{
     Entry, HopStats, NicOps, NicSide, Receiving, Scheme, Setup, SwitchOps, SwitchSide,
 };
@@ -142,7 +145,7 @@ impl ExpressPass {
         // The request says how many packets the flow has left to send (ns-2's `sendbuffer_`).
         let packets = fab.sender(slot).remaining().div_ceil(self.payload as u64);
         let packets = u32::try_from(packets).unwrap_or(u32::MAX);
-        let pkt = fab.new_control(id, false, PacketKind::CreditRequest, (0, packets), size);
+        let pkt = fab.new_control(id, false, CREDIT_REQUEST, (0, packets), size);
         fab.send_control(self, h, pkt);
         let port = fab.host_port(h);
         fab.arm_timer(port, at);
@@ -218,7 +221,7 @@ impl ExpressPass {
             self.cfg.credit_size.0 as u32,
             self.cfg.credit_buffer as usize,
         );
-        let pkt = fab.new_control(id, true, PacketKind::Credit, (ack, seq as u32), size);
+        let pkt = fab.new_control(id, true, CREDIT, (ack, seq as u32), size);
         let hs = &mut self.hosts[h as usize];
         if hs.credits.len() >= cap {
             self.stats.dropped += 1;
@@ -232,13 +235,13 @@ impl ExpressPass {
 impl SwitchSide for ExpressPass {
     /// §3.1: credits retrace their flow's data path.
     fn route<F: SwitchOps>(&self, fab: &F, s: usize, p: &Packet) -> Option<PortId> {
-        (p.kind == PacketKind::Credit).then(|| fab.toward_source(p.flow, s))
+        (p.kind == CREDIT).then(|| fab.toward_source(p.flow, s))
     }
 
     /// Credits join the port's credit queue unless it is full; everything else the data queue.
     fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
         let (credit_q, data_q, cap) = (self.credit_q, self.data_q, self.cfg.credit_buffer);
-        if e.p.kind != PacketKind::Credit {
+        if e.p.kind != CREDIT {
             fab.admit(e, data_q)?;
             fab.push(e, data_q);
             return Ok(());
@@ -346,7 +349,7 @@ impl NicSide for ExpressPass {
         s.credits.clear();
         self.stats.stops += 1;
         let size = self.cfg.credit_size.0 as u32;
-        let stop = fab.new_control(id, false, PacketKind::CreditStop, (0, 0), size);
+        let stop = fab.new_control(id, false, CREDIT_STOP, (0, 0), size);
         fab.queue_control(h, stop);
     }
 
@@ -360,11 +363,11 @@ impl NicSide for ExpressPass {
 
     fn packet_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet) {
         match p.kind {
-            PacketKind::CreditRequest => self.start_pacing(fab, h, p.flow, p.aux as u64),
-            PacketKind::CreditStop => {
+            CREDIT_REQUEST => self.start_pacing(fab, h, p.flow, p.aux as u64),
+            CREDIT_STOP => {
                 self.pacers.remove(&p.flow.0);
             }
-            PacketKind::Credit => self.take_credit(fab, h, p),
+            CREDIT => self.take_credit(fab, h, p),
             _ => unreachable!("not an ExpressPass packet"),
         }
     }

@@ -320,7 +320,7 @@ impl FakeFabric {
             hash: f.hash as u32,
             flags: Flags::ECT,
             stamp: self.now,
-            ..Packet::blank(PacketKind::Data)
+            ..Packet::blank(PacketKind::DATA)
         }
     }
 
@@ -551,9 +551,22 @@ impl SwitchOps for FakeFabric {
             size,
         });
     }
-    fn store_frame_words(&mut self, words: &[u64]) -> u32 {
+    fn send_frame_words<S: Scheme>(
+        &mut self,
+        _side: &mut S,
+        port: PortId,
+        kind: PacketKind,
+        words: &[u64],
+        size: u32,
+    ) {
         self.words.push(words.to_vec());
-        self.words.len() as u32 - 1
+        let seq = self.words.len() as u64 - 1;
+        self.log.push(Call::Frame {
+            port,
+            kind,
+            seq,
+            size,
+        });
     }
     fn arm_batched_timer(&mut self, port: PortId, at: Time) {
         self.log.push(Call::Timer {

@@ -84,7 +84,7 @@ pub trait FabricOps {
     /// Arms the scheme timer of `port` (a switch port or a host's NIC port) at `at`, unless it is due no later
     /// already; the scheme's `switch_timer` or `nic_timer` runs then. An earlier arming supersedes a later one.
     fn arm_timer(&mut self, port: PortId, at: Time);
-    /// The words a frame carries ([`SwitchOps::store_frame_words`]), by the index in its `seq`.
+    /// The words a frame carries ([`SwitchOps::send_frame_words`]), by the index in its `seq`.
     fn frame_words(&self, index: u32) -> &[u64];
     /// Frees the words stored at `index` once the frame that carried them is consumed or dropped.
     fn release_frame_words(&mut self, index: u32);
@@ -149,8 +149,16 @@ pub trait SwitchOps: FabricOps {
         seq: u64,
         size: u32,
     );
-    /// Keeps `words` for a frame until it is consumed; returns the index the frame carries in its `seq`.
-    fn store_frame_words(&mut self, words: &[u64]) -> u32;
+    /// [`SwitchOps::send_frame`] of a frame that carries `words` (BFC's refresh bitmap): the fabric holds them
+    /// aside until the frame is consumed, under the index in its `seq` ([`FabricOps::frame_words`]).
+    fn send_frame_words<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        port: PortId,
+        kind: PacketKind,
+        words: &[u64],
+        size: u32,
+    );
     /// [`FabricOps::arm_timer`] for timers on a grid, many ports at an instant: the ports due at one instant
     /// share one event. Armings must come in non-decreasing order of `at`.
     fn arm_batched_timer(&mut self, port: PortId, at: Time);

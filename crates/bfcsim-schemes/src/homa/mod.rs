@@ -16,9 +16,16 @@
 mod scheme;
 
 use bfcsim_core::{Bytes, Time};
+use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
 pub use scheme::Homa;
+
+/// The receiver lets the sender send up to byte `seq`, its scheduled packets at level `aux` (Homa §3, "Flow
+/// control").
+pub const GRANT: PacketKind = PacketKind::control(0);
+/// The receiver asks the sender to resend the `aux` bytes from byte `seq` (Homa §3, "Lost packets").
+pub const RESEND: PacketKind = PacketKind::control(1);
 
 /// Homa's parameters (`[flow_control] kind = "homa"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

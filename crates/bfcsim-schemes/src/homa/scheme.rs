@@ -17,9 +17,9 @@
 use std::collections::BTreeMap;
 
 use bfcsim_core::{FlowId, NodeId, PacketId, Time};
-use bfcsim_net::packet::{Packet, PacketKind};
+use bfcsim_net::packet::Packet;
 
-use super::{Grant, GrantScheduler, HomaConfig, HomaStats, Priorities};
+use super::{GRANT, Grant, GrantScheduler, HomaConfig, HomaStats, Priorities, RESEND};
 use crate::fabric::{HopStats, NicOps, NicSide, Receiving, Scheme, Setup, SwitchOps, SwitchSide};
 use crate::transport::Recovery;
 
@@ -165,11 +165,11 @@ impl Homa {
             if g.priority != u8::MAX {
                 self.stats.grants += 1;
                 let grant = (g.offset, g.priority as u32);
-                let pkt = fab.new_control(id, true, PacketKind::Grant, grant, size);
+                let pkt = fab.new_control(id, true, GRANT, grant, size);
                 fab.send_control(self, h, pkt);
             }
             let len = u32::try_from(to - from).unwrap_or(u32::MAX);
-            let pkt = fab.new_control(id, true, PacketKind::Resend, (from, len), size);
+            let pkt = fab.new_control(id, true, RESEND, (from, len), size);
             fab.send_control(self, h, pkt);
         }
         if next != Time::MAX {
@@ -261,13 +261,7 @@ impl NicSide for Homa {
         self.stats.grants += grants.len() as u64;
         for g in grants.drain(..) {
             let grant = (g.offset, g.priority as u32);
-            let pkt = fab.new_control(
-                FlowId(g.id),
-                true,
-                PacketKind::Grant,
-                grant,
-                self.control_size,
-            );
+            let pkt = fab.new_control(FlowId(g.id), true, GRANT, grant, self.control_size);
             fab.send_control(self, h, pkt);
         }
         self.grants = grants;
@@ -285,12 +279,12 @@ impl NicSide for Homa {
             return; // the message completed: a late grant or RESEND
         };
         match p.kind {
-            PacketKind::Grant => {
+            GRANT => {
                 let s = &mut self.senders[slot];
                 s.granted = s.granted.max(p.seq);
                 s.scheduled = p.aux as u8;
             }
-            PacketKind::Resend => {
+            RESEND => {
                 fab.sender_mut(slot)
                     .handle_resend(p.seq, p.seq + p.aux as u64);
             }

@@ -98,7 +98,7 @@ impl Fabric {
         for parcel in parcels.drain(..) {
             let (port, arrive, packet) = parcel.open();
             let id = self.packets.alloc(packet);
-            if packet.kind == PacketKind::Refresh {
+            if packet.flags.has(Flags::WORDS) {
                 let (map, rest) = words.split_at(count() as usize);
                 words = rest;
                 self.packets.get_mut(id).seq = self.hop.store_map(map) as u64;
@@ -123,13 +123,13 @@ impl Fabric {
     #[cold]
     pub(super) fn post(&mut self, port: PortId, arrive: Time, pkt: PacketId) {
         let packet = *self.packets.get(pkt);
-        self.wires[port.idx()].sending_flow = if packet.kind == PacketKind::Data {
+        self.wires[port.idx()].sending_flow = if packet.kind == PacketKind::DATA {
             packet.flow.0
         } else {
             u32::MAX
         };
         let mail = &mut self.outbox[self.wires[port.idx()].remote as usize];
-        if packet.kind == PacketKind::Refresh {
+        if packet.flags.has(Flags::WORDS) {
             let map = self.hop.map(packet.seq as u32);
             mail.words.extend_from_slice(map);
             mail.counts.push(map.len() as u32);

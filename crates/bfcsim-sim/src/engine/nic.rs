@@ -172,7 +172,7 @@ impl Fabric {
                 class: info.spec.class,
                 flags: Flags::ECT.with_if(Flags::INCAST, info.spec.incast),
                 upstream_q: a.nic_q,
-                ..Packet::blank(PacketKind::Data)
+                ..Packet::blank(PacketKind::DATA)
             });
             self.counters.injected_pkts += 1;
             self.counters.injected_bytes += size as u64;
@@ -273,7 +273,7 @@ impl Fabric {
             flags: Flags::NONE.with_if(Flags::INCAST, data.incast()),
             ..Packet::blank(kind)
         });
-        if self.rate.int && kind == PacketKind::Ack {
+        if self.rate.int && kind == PacketKind::ACK {
             self.echo_int(data_id, reply);
         }
         self.counters.injected_pkts += 1;

@@ -140,7 +140,7 @@ impl Fabric {
             Some(w.last)
                 .filter(|&id| id != PacketId::NONE)
                 .map(|id| self.packets.get(id))
-                .filter(|p| p.kind == PacketKind::Data)
+                .filter(|p| p.kind == PacketKind::DATA)
                 .map(|p| p.flow.0)
         } else {
             Some(w.sending_flow).filter(|&f| f != u32::MAX)
@@ -188,7 +188,7 @@ impl Fabric {
             for id in queues.iter_queue(q) {
                 let p = self.packets.get(id);
                 state.packets += 1;
-                if p.kind == PacketKind::Data {
+                if p.kind == PacketKind::DATA {
                     state.incast_packets += u32::from(p.incast());
                     seen.push((q, p.flow.0));
                 }

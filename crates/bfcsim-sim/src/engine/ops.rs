@@ -128,10 +128,17 @@ impl SwitchOps for Fabric {
         seq: u64,
         size: u32,
     ) {
-        Fabric::send_frame(self, side, port, kind, seq, size)
+        Fabric::send_frame(self, side, (port, kind), (seq, None), size)
     }
-    fn store_frame_words(&mut self, words: &[u64]) -> u32 {
-        self.hop.store_map(words)
+    fn send_frame_words<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        port: PortId,
+        kind: PacketKind,
+        words: &[u64],
+        size: u32,
+    ) {
+        Fabric::send_frame(self, side, (port, kind), (0, Some(words)), size)
     }
     fn arm_batched_timer(&mut self, port: PortId, at: Time) {
         Fabric::arm_batched_timer(self, port, at)

@@ -234,22 +234,27 @@ impl HopState {
 }
 
 impl Fabric {
-    /// Puts a hop-by-hop frame in switch `port`'s control queue.
+    /// Puts a hop-by-hop frame in switch `port`'s control queue, with `seq` as its kind defines it, or with
+    /// `words` held aside for it (their index in its `seq`).
     pub(super) fn send_frame<S: Scheme>(
         &mut self,
         side: &mut S,
-        port: PortId,
-        kind: PacketKind,
-        seq: u64,
+        (port, kind): (PortId, PacketKind),
+        (seq, words): (u64, Option<&[u64]>),
         size: u32,
     ) {
         let Device::Switch(sp) = self.wires[port.idx()].owner else {
             unreachable!("only switches send per-hop frames")
         };
+        let (seq, flags) = match words {
+            Some(words) => (self.hop.store_map(words) as u64, Flags::WORDS),
+            None => (seq, Flags::NONE),
+        };
         let pkt = self.packets.alloc(Packet {
             seq,
             sent_at: self.now,
             size,
+            flags,
             stamp: self.now,
             ..Packet::blank(kind)
         });
@@ -258,7 +263,7 @@ impl Fabric {
         let out = &self.sw_ports[sp as usize];
         let (s, local) = (out.switch as usize, out.local as usize);
         if let Err(reason) = self.admit(s, local, 0, pkt, size) {
-            if kind == PacketKind::Refresh {
+            if flags.has(Flags::WORDS) {
                 self.hop.release_map(seq as u32);
             }
             self.port_drops[port.idx()] += 1;

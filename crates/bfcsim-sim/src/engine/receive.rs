@@ -12,7 +12,7 @@ impl Fabric {
         self.counters.delivered_pkts += 1;
         self.counters.delivered_bytes += p.size as u64;
         self.packets.free(pkt);
-        if p.kind == PacketKind::Data {
+        if p.kind == PacketKind::DATA {
             self.receive_data(side, h, &p, pkt);
             return;
         }
@@ -26,8 +26,7 @@ impl Fabric {
         }
         let slot = slot as usize;
         match p.kind {
-            PacketKind::Data => unreachable!("handled above"),
-            PacketKind::Ack => {
+            PacketKind::ACK => {
                 let a = &mut self.active[slot];
                 let rtt = self.now - p.sent_at;
                 let out = a.sender.handle_ack(p.seq, Some(rtt));
@@ -54,22 +53,12 @@ impl Fabric {
                 self.cc_changed(slot);
                 self.make_ready(side, p.flow);
             }
-            PacketKind::Cnp => {
+            PacketKind::CNP => {
                 self.active[slot].cc.on_cnp(self.now);
                 self.cc_changed(slot);
                 self.make_ready(side, p.flow);
             }
-            PacketKind::Pause | PacketKind::Resume | PacketKind::Refresh => {
-                unreachable!("per-hop frames are consumed where they arrive")
-            }
-            PacketKind::CreditRequest
-            | PacketKind::Credit
-            | PacketKind::CreditStop
-            | PacketKind::Grant
-            | PacketKind::Resend => {
-                unreachable!("handled above")
-            }
-            PacketKind::Nack => {
+            PacketKind::NACK => {
                 let a = &mut self.active[slot];
                 let before = a.sender.snd_nxt();
                 a.sender.handle_ack(p.seq, None);
@@ -83,6 +72,7 @@ impl Fabric {
                 }
                 self.make_ready(side, p.flow);
             }
+            kind => unreachable!("{kind:?} is not a transport reply"),
         }
     }
 
@@ -101,7 +91,7 @@ impl Fabric {
             self.counters.duplicates += 1;
             // A late copy: the receiver has the whole flow and acknowledges all of it, as its last ACK did
             // (`Receiver::handle_data` answers a duplicate so, and its state is gone).
-            self.send_reply(side, h, (p, pkt), PacketKind::Ack, (size, 0));
+            self.send_reply(side, h, (p, pkt), PacketKind::ACK, (size, 0));
             side.data_arrived(self, h, p, size);
             return;
         }
@@ -119,7 +109,7 @@ impl Fabric {
         };
         // The CNP goes first, so that the sender reacts to it before the ACK (HPCC ns-3's order).
         if self.rate.cnp && self.inbound[slot].cnp.on_data(self.now, p.ce()) {
-            self.send_reply(side, h, (p, pkt), PacketKind::Cnp, (p.seq, 0));
+            self.send_reply(side, h, (p, pkt), PacketKind::CNP, (p.seq, 0));
         }
         let receiver = &mut self.inbound[slot].receiver;
         if p.seq + (p.payload as u64) <= receiver.rcv_nxt() {
@@ -137,12 +127,12 @@ impl Fabric {
         match reply {
             Reply::Nothing => {}
             Reply::Ack { seq, ce_bytes } => {
-                self.send_reply(side, h, (p, pkt), PacketKind::Ack, (seq, ce_bytes))
+                self.send_reply(side, h, (p, pkt), PacketKind::ACK, (seq, ce_bytes))
             }
             Reply::Nack { seq, sacked } => {
                 // The SACK block travels as its distance above the expected byte (0: none, too far to say).
                 let sack = u32::try_from(sacked - seq).unwrap_or(0);
-                self.send_reply(side, h, (p, pkt), PacketKind::Nack, (seq, sack))
+                self.send_reply(side, h, (p, pkt), PacketKind::NACK, (seq, sack))
             }
         }
         side.data_arrived(self, h, p, held);

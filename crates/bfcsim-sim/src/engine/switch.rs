@@ -55,7 +55,7 @@ pub(super) struct Switch {
 /// know their runs of one flow for the active-flow sampler ([`Fabric::port_active_flows`]).
 #[inline(always)]
 pub(super) fn flow_tag(p: &Packet) -> u32 {
-    if p.kind == PacketKind::Data {
+    if p.kind == PacketKind::DATA {
         p.flow.0
     } else {
         NO_TAG
@@ -113,7 +113,7 @@ impl Fabric {
             side.enqueue(self, &entry)
         };
         if let Err(reason) = admitted {
-            if self.rate.drop_notify && entry.p.kind == PacketKind::Data {
+            if self.rate.drop_notify && entry.p.kind == PacketKind::DATA {
                 self.notify_drop(side, &entry.p);
             }
             self.port_drops[egress.idx()] += 1;
@@ -188,7 +188,7 @@ impl Fabric {
         // BFC-SRF's header field (App. A.2): the flow's payload bytes from this packet's first byte to its end,
         // which the sender writes into each data packet. Derived here rather than carried, so that `Packet`
         // stays one cache line; only SRF switches read it.
-        let rank = if self.params.switch.scheduler == Scheduler::Srf && p.kind == PacketKind::Data {
+        let rank = if self.params.switch.scheduler == Scheduler::Srf && p.kind == PacketKind::DATA {
             self.flows[p.flow.idx()].spec.size.0 - p.seq
         } else {
             0
@@ -237,7 +237,7 @@ impl Fabric {
             );
         }
         let p = self.packets.get_mut(pkt);
-        let data = p.kind == PacketKind::Data;
+        let data = p.kind == PacketKind::DATA;
         if data {
             let delay = (self.now - p.stamp).0;
             self.queuing_delay.record(delay);
@@ -270,7 +270,7 @@ impl Fabric {
     pub(super) fn drop_packet(&mut self, pkt: PacketId, reason: DropReason) {
         let p = self.packets.get(pkt);
         let size = p.size as u64;
-        self.counters.dropped_data_pkts += u64::from(p.kind == PacketKind::Data);
+        self.counters.dropped_data_pkts += u64::from(p.kind == PacketKind::DATA);
         self.counters.dropped_pkts += 1;
         self.counters.dropped_bytes += size;
         self.drops[reason as usize] += 1;

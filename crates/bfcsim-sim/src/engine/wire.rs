@@ -57,16 +57,12 @@ const _: () =
 /// as 128-bit numbers and the product's halves folded (wyhash's `mum`), after keying each word so that neither is
 /// zero in practice. The product's high half depends on every bit of both words, and the fold spreads it over
 /// the term the wrapping sum adds, at 7 instructions per packet-hop (a SplitMix64 round takes 16, and this runs
-/// at every hop of every run). A refresh frame's `seq` is the index of its bitmap in the sending shard's side
-/// table, which depends on the threads, so it is left out.
+/// at every hop of every run). The `seq` of a frame that carries words (BFC's refresh) is the index of its words
+/// in the sending shard's side table, which depends on the threads, so it is left out.
 #[inline(always)]
 pub(super) fn hop_hash(now: Time, port: PortId, p: &Packet) -> u64 {
-    let seq = if p.kind == PacketKind::Refresh {
-        0
-    } else {
-        p.seq
-    };
-    let when_where = now.0 ^ (u64::from(port.0) << 43) ^ ((p.kind as u64) << 38);
+    let seq = if p.flags.has(Flags::WORDS) { 0 } else { p.seq };
+    let when_where = now.0 ^ (u64::from(port.0) << 43) ^ (u64::from(p.kind.code()) << 35);
     let what = seq ^ (u64::from(p.flow.0) << 32) ^ u64::from(p.size).rotate_right(16);
     let product =
         u128::from(when_where ^ 0xA076_1D64_78BD_642F) * u128::from(what ^ 0xE703_7ED1_A0B4_28DB);
