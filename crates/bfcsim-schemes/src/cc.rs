@@ -44,6 +44,8 @@ pub struct AckSignal<'a> {
     /// The INT records of the data packet that triggered this ACK, echoed by the receiver (HPCC; see
     /// [`bfcsim_net::int`] for what each switch egress stamps and when). Empty for schemes without INT.
     pub int: &'a IntStack,
+    /// The bits the running scheme echoed in the ACK (`NicSide::echo`); 0 without one.
+    pub mark: u8,
 }
 
 impl Default for AckSignal<'_> {
@@ -55,6 +57,7 @@ impl Default for AckSignal<'_> {
             snd_nxt: 0,
             rtt: None,
             int: &IntStack::EMPTY,
+            mark: 0,
         }
     }
 }

@@ -552,10 +552,10 @@ impl Sim {
                 c.injected_pkts, c.delivered_pkts, c.dropped_pkts
             ));
         }
-        if c.injected_bytes != c.delivered_bytes + c.dropped_bytes + bytes {
+        if c.injected_bytes != c.delivered_bytes + c.dropped_bytes + c.trimmed_bytes + bytes {
             v.push(format!(
-                "bytes: {} injected != {} delivered + {} dropped + {bytes} in flight",
-                c.injected_bytes, c.delivered_bytes, c.dropped_bytes
+                "bytes: {} injected != {} delivered + {} dropped + {} trimmed + {bytes} in flight",
+                c.injected_bytes, c.delivered_bytes, c.dropped_bytes, c.trimmed_bytes
             ));
         }
         v

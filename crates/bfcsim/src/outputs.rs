@@ -282,6 +282,16 @@ struct CountersJson {
     retransmitted_packets: u64,
     duplicate_packets: u64,
     timeouts: u64,
+    /// Data packets a trimming scheme's switches cut to their header, and the payload bytes they lost: only
+    /// in runs that trim.
+    #[serde(skip_serializing_if = "is_zero")]
+    trimmed_packets: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    trimmed_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Writes the files `config.output` selects and `run.json` into `dir`, each through a temporary file and a
@@ -337,6 +347,8 @@ pub fn write_outputs(
             retransmitted_packets: c.retransmits,
             duplicate_packets: c.duplicates,
             timeouts: c.timeouts,
+            trimmed_packets: c.trimmed_pkts,
+            trimmed_bytes: c.trimmed_bytes,
         },
         fingerprint: format!("{:016x}", out.fingerprint),
         invariant_violations: &out.violations,

@@ -93,6 +93,31 @@ pub enum Call {
         /// On the batched grid.
         batched: bool,
     },
+    /// [`FabricOps::arm_token_timer`].
+    TokenTimer {
+        /// When.
+        at: Time,
+        /// The scheme's token.
+        token: u64,
+    },
+    /// [`SwitchOps::trim`].
+    Trim {
+        /// The packet.
+        pkt: PacketId,
+        /// Its header's bytes.
+        header: u32,
+    },
+    /// [`NicOps::reply`].
+    Reply {
+        /// The host answering.
+        h: u32,
+        /// What it sends.
+        kind: PacketKind,
+        /// Its `seq`.
+        seq: u64,
+        /// Its `aux`.
+        aux: u32,
+    },
     /// [`FabricOps::kick`], or the kick of a resume or of [`NicOps::send_control`].
     Kick {
         /// The port.
@@ -440,6 +465,9 @@ impl FabricOps for FakeFabric {
     fn release_frame_words(&mut self, index: u32) {
         self.words[index as usize].clear();
     }
+    fn arm_token_timer(&mut self, at: Time, token: u64) {
+        self.log.push(Call::TokenTimer { at, token });
+    }
     fn kick<S: Scheme>(&mut self, _side: &mut S, port: PortId) {
         self.log.push(Call::Kick { port });
     }
@@ -490,6 +518,14 @@ impl SwitchOps for FakeFabric {
             queue,
             hop_flags: None,
         });
+    }
+    fn trim(&mut self, e: &Entry, header: u32) -> Entry {
+        let p = self.packets.get_mut(e.pkt);
+        p.size = header;
+        p.payload = 0;
+        p.flags = p.flags.with(Flags::TRIMMED);
+        self.log.push(Call::Trim { pkt: e.pkt, header });
+        Entry { p: *p, ..*e }
     }
     fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8) {
         self.queues[e.out_sp as usize].push(queue, e.pkt, e.p.size);
@@ -707,6 +743,23 @@ impl NicOps for FakeFabric {
             pkt,
             woken: true,
         });
+    }
+    fn reply<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        h: u32,
+        data: &Packet,
+        kind: PacketKind,
+        (seq, aux): (u64, u32),
+    ) {
+        let mut reply = Packet {
+            seq,
+            aux,
+            flow: data.flow,
+            ..Packet::blank(kind)
+        };
+        side.echo(data, &mut reply);
+        self.log.push(Call::Reply { h, kind, seq, aux });
     }
     fn restart_rto(&mut self, _h: u32, slot: usize) {
         self.log.push(Call::RestartRto { slot });

@@ -88,6 +88,10 @@ pub trait FabricOps {
     fn frame_words(&self, index: u32) -> &[u64];
     /// Frees the words stored at `index` once the frame that carried them is consumed or dropped.
     fn release_frame_words(&mut self, index: u32);
+    /// Arms a timer for `token` at `at`, beside any other the scheme armed: its [`super::Scheme::token_timer`]
+    /// runs then with the token. Timers due at one instant fire in the order of their tokens; a token the scheme
+    /// no longer wants fires all the same (the scheme ignores it).
+    fn arm_token_timer(&mut self, at: Time, token: u64);
     /// Wakes `port`: it sends now if it is idle and has something to send, else when its current packet is out.
     fn kick<S: Scheme>(&mut self, side: &mut S, port: PortId);
 }
@@ -115,6 +119,11 @@ pub trait SwitchOps: FabricOps {
     /// Queues packet `e`, admitted, in `queue` of its egress port (ECN marking on enqueue and SRF's rank when
     /// configured).
     fn push(&mut self, e: &Entry, queue: usize);
+    /// Cuts data packet `e` to a header of `header` bytes (NDP's trimming): it keeps every field but its payload
+    /// and is flagged trimmed, and its payload's bytes are counted lost to trimming. Returns the entry as it now
+    /// is, to admit and queue like any packet; at its host the scheme's [`super::NicSide::header_arrived`] takes
+    /// it.
+    fn trim(&mut self, e: &Entry, header: u32) -> Entry;
     /// [`SwitchOps::push`] under a scheme that pauses queues: the packet keeps its ingress (`in_port`) and the
     /// scheme's `hop_flags` until it leaves, and the port's "link paused" clock sees the new packet.
     fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8);
@@ -223,6 +232,17 @@ pub trait NicOps: FabricOps {
     fn queue_control(&mut self, h: u32, pkt: PacketId);
     /// Queues control packet `pkt` at host `h`'s NIC, ahead of data, and wakes the NIC.
     fn send_control<S: Scheme>(&mut self, side: &mut S, h: u32, pkt: PacketId);
+    /// Sends the transport's reply of `kind` (an ACK, a NACK) from host `h`, the receiver of data packet `data`,
+    /// to its sender, with `seq` and `aux` as the kind defines them: a scheme's answer to what the receiver's own
+    /// transport does not answer (a trimmed header).
+    fn reply<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        h: u32,
+        data: &Packet,
+        kind: PacketKind,
+        seq_aux: (u64, u32),
+    );
     /// Starts the retransmission timer of the flow in `slot` (of host `h`) afresh.
     fn restart_rto(&mut self, h: u32, slot: usize);
     /// Flow `id`'s last byte is acknowledged: its sender ends (the scheme's `flow_finished` runs).

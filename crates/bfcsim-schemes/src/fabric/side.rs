@@ -108,6 +108,23 @@ pub trait NicSide {
         unreachable!("a scheme's control packets exist only under that scheme")
     }
 
+    /// Data packet `data` reached its destination and the receiver answers it with `reply` (an ACK, a NACK, a
+    /// CNP): the scheme may echo its own bits in `reply.mark`, which its sender side reads in
+    /// [`NicSide::reply_arrived`] (and a controller in its `AckSignal`).
+    #[inline(always)]
+    fn echo(&self, _data: &Packet, _reply: &mut Packet) {}
+
+    /// A reply (ACK, NACK, CNP) of the flow in `slot` reached its sender, host `h`, before the transport and the
+    /// controller take it.
+    #[inline(always)]
+    fn reply_arrived<F: NicOps>(&mut self, _fab: &mut F, _h: u32, _slot: usize, _p: &Packet) {}
+
+    /// A data packet a switch trimmed ([`SwitchOps::trim`]) reached its destination host `h`: its payload is
+    /// gone, and the flow's receiver never sees it. By default nothing answers it; its loss is left to the
+    /// transport's recovery.
+    #[inline(always)]
+    fn header_arrived<F: NicOps>(&mut self, _fab: &mut F, _h: u32, _p: &Packet) {}
+
     /// The flow on NIC queue `nic_q` of host `h` finished.
     #[inline(always)]
     fn flow_finished<F: NicOps>(&mut self, _fab: &mut F, _h: u32, _nic_q: u32) {}
@@ -129,6 +146,11 @@ pub trait NicSide {
 pub trait Scheme: SwitchSide + NicSide + Sized {
     /// Adds the scheme's own counts to `stats`.
     fn add_stats(&self, _stats: &mut HopStats) {}
+
+    /// A timer armed with [`super::FabricOps::arm_token_timer`] for `token` is due.
+    fn token_timer<F: SwitchOps + NicOps>(&mut self, _fab: &mut F, _token: u64) {
+        unreachable!("token timers exist only under a scheme that arms them")
+    }
 
     /// How long `port`'s link was paused up to now, for the flow-control report; `None` for a port that is
     /// never paused. By default a switch port's time with packets waiting and none it could send.

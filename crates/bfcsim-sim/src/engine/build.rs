@@ -24,9 +24,9 @@ impl Fabric {
             ));
         }
         params.flow_control.validate(&params.switch)?;
-        if topo.ports.len() > TICK_PORT as usize {
+        if topo.ports.len() > TOKEN_PORT as usize {
             return Err(format!(
-                "{} ports exceed the engine's limit of {TICK_PORT}",
+                "{} ports exceed the engine's limit of {TOKEN_PORT}",
                 topo.ports.len(),
             ));
         }
@@ -237,6 +237,7 @@ impl Fabric {
             charges: Vec::new(),
             layout,
             timer_batches: TimerBatches::default(),
+            token_timers: TokenTimers::default(),
             hop: pause::HopState::new(),
             queuing_delay: LogHistogram::new(),
             single_packet_delay: LogHistogram::new(),

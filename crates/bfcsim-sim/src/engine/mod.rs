@@ -66,7 +66,7 @@ pub(crate) use exchange::{Mail, Parcel};
 use flows::*;
 use nic::*;
 use registry::AnyScheme;
-use scheme_timer::TimerBatches;
+use scheme_timer::{TimerBatches, TokenTimers};
 use switch::*;
 use wire::*;
 
@@ -101,6 +101,9 @@ enum Event {
     /// The scheme timers armed in one batch for this instant are due ([`Fabric::arm_batched_timer`]). Encoded
     /// as a `SchemeTimer` of a port number no topology has, so that it pops where its timers would.
     SchemeTick,
+    /// The earliest of the timers a scheme armed by token ([`Fabric::arm_token_timer`]) is due. Encoded as a
+    /// `SchemeTimer` of another port number no topology has, leaving every other event's bits as they were.
+    TokenTimer,
     /// Look for queues paused too long.
     Watchdog,
     /// The earliest congestion-control timer is due.
@@ -114,6 +117,8 @@ const PORT_BITS: u32 = 21;
 
 /// The port number of [`Event::SchemeTick`], the largest: topologies have fewer ports.
 const TICK_PORT: u32 = (1 << PORT_BITS) - 1;
+/// The port number of [`Event::TokenTimer`], the one below [`TICK_PORT`].
+const TOKEN_PORT: u32 = TICK_PORT - 1;
 
 impl EventBits for Event {
     #[inline]
@@ -125,6 +130,7 @@ impl EventBits for Event {
             Event::Timer => 3 << PORT_BITS,
             Event::SchemeTimer(p) => 4 << PORT_BITS | p.0,
             Event::SchemeTick => 4 << PORT_BITS | TICK_PORT,
+            Event::TokenTimer => 4 << PORT_BITS | TOKEN_PORT,
             Event::Watchdog => 5 << PORT_BITS,
             Event::CcTimer => 6 << PORT_BITS,
             Event::NicWake(p) => 7 << PORT_BITS | p.0,
@@ -139,6 +145,7 @@ impl EventBits for Event {
             2 => Event::Arrival,
             3 => Event::Timer,
             4 if port.0 == TICK_PORT => Event::SchemeTick,
+            4 if port.0 == TOKEN_PORT => Event::TokenTimer,
             4 => Event::SchemeTimer(port),
             5 => Event::Watchdog,
             6 => Event::CcTimer,
@@ -194,6 +201,10 @@ pub struct Counters {
     /// Data packets that reached their receiver ahead of a byte it still lacked: reordered in the network, or
     /// behind a lost packet. Zero in a run without drops means every flow's packets arrived in order.
     pub out_of_order: u64,
+    /// Data packets a switch cut to their header (a trimming scheme's).
+    pub trimmed_pkts: u64,
+    /// Payload bytes those packets lost: with the delivered and dropped bytes, every injected byte.
+    pub trimmed_bytes: u64,
 }
 
 bfcsim_core::add_fields!(Counters {
@@ -212,6 +223,8 @@ bfcsim_core::add_fields!(Counters {
     timeouts,
     duplicates,
     out_of_order,
+    trimmed_pkts,
+    trimmed_bytes,
 });
 
 /// One switch queue as [`crate::Sim::port_queues`] sees it.
@@ -281,6 +294,8 @@ pub struct Fabric {
     layout: QueueLayout,
     /// Scheme timers armed in batches, one event per instant ([`Fabric::arm_batched_timer`]).
     timer_batches: TimerBatches,
+    /// Scheme timers armed by token ([`Fabric::arm_token_timer`]).
+    token_timers: TokenTimers,
     /// Pausing state outside the switches and hosts: frame payloads, counts, the watchdog.
     hop: pause::HopState,
     /// Time each data packet waited in each switch egress queue, in picoseconds.
@@ -414,6 +429,7 @@ impl Fabric {
                 Event::Timer => self.fire_timers(side),
                 Event::SchemeTimer(p) => self.fire_scheme_timer(side, p),
                 Event::SchemeTick => self.fire_timer_batch(side),
+                Event::TokenTimer => self.fire_token_timers(side),
                 Event::Watchdog => self.watchdog(),
                 Event::CcTimer => self.fire_cc_timers(side),
                 Event::NicWake(p) => self.nic_wake(side, p),

@@ -249,7 +249,8 @@ impl Fabric {
     }
 
     /// Sends a control packet (ACK, NACK or CNP) from host `h` back to the sender of data packet `data`
-    /// (whose id was `data_id`), ahead of data at the NIC, with `seq` and `aux` as its kind defines them.
+    /// (whose id was `data_id`, [`PacketId::NONE`] for a scheme's reply to a header), ahead of data at the NIC,
+    /// with `seq` and `aux` as its kind defines them; the scheme may echo its bits in it.
     #[inline]
     pub(super) fn send_reply<S: Scheme>(
         &mut self,
@@ -261,7 +262,7 @@ impl Fabric {
     ) {
         let info = &self.flows[data.flow.idx()];
         let size = self.params.nic.ack_size;
-        let reply = self.packets.alloc(Packet {
+        let mut reply = Packet {
             seq,
             sent_at: data.sent_at,
             flow: data.flow,
@@ -272,8 +273,10 @@ impl Fabric {
             class: data.class,
             flags: Flags::NONE.with_if(Flags::INCAST, data.incast()),
             ..Packet::blank(kind)
-        });
-        if self.rate.int && kind == PacketKind::ACK {
+        };
+        side.echo(data, &mut reply);
+        let reply = self.packets.alloc(reply);
+        if self.rate.int && kind == PacketKind::ACK && data_id != PacketId::NONE {
             self.echo_int(data_id, reply);
         }
         self.counters.injected_pkts += 1;

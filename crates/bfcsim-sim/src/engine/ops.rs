@@ -52,6 +52,9 @@ impl FabricOps for Fabric {
     fn release_frame_words(&mut self, index: u32) {
         self.hop.release_map(index)
     }
+    fn arm_token_timer(&mut self, at: Time, token: u64) {
+        Fabric::arm_token_timer(self, at, token)
+    }
     #[inline(always)]
     fn kick<S: Scheme>(&mut self, side: &mut S, port: PortId) {
         Fabric::kick(self, side, port)
@@ -93,6 +96,9 @@ impl SwitchOps for Fabric {
     #[inline(always)]
     fn push(&mut self, e: &Entry, queue: usize) {
         self.push_admitted(e, queue)
+    }
+    fn trim(&mut self, e: &Entry, header: u32) -> Entry {
+        Fabric::trim(self, e, header)
     }
     #[inline(always)]
     fn push_hop(&mut self, e: &Entry, queue: usize, hop_flags: u8) {
@@ -229,6 +235,16 @@ impl NicOps for Fabric {
     }
     fn send_control<S: Scheme>(&mut self, side: &mut S, h: u32, pkt: PacketId) {
         Fabric::send_control(self, side, h, pkt)
+    }
+    fn reply<S: Scheme>(
+        &mut self,
+        side: &mut S,
+        h: u32,
+        data: &Packet,
+        kind: PacketKind,
+        seq_aux: (u64, u32),
+    ) {
+        self.send_reply(side, h, (data, PacketId::NONE), kind, seq_aux)
     }
     fn restart_rto(&mut self, h: u32, slot: usize) {
         Fabric::restart_rto(self, h, slot)

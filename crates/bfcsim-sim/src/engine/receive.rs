@@ -13,7 +13,11 @@ impl Fabric {
         self.counters.delivered_bytes += p.size as u64;
         self.packets.free(pkt);
         if p.kind == PacketKind::DATA {
-            self.receive_data(side, h, &p, pkt);
+            if p.trimmed() {
+                side.header_arrived(self, h, &p);
+            } else {
+                self.receive_data(side, h, &p, pkt);
+            }
             return;
         }
         if p.kind.is_scheme_control() {
@@ -25,6 +29,7 @@ impl Fabric {
             return; // a late reply for a flow that already completed
         }
         let slot = slot as usize;
+        side.reply_arrived(self, h, slot, &p);
         match p.kind {
             PacketKind::ACK => {
                 let a = &mut self.active[slot];
@@ -44,6 +49,7 @@ impl Fabric {
                     ack_seq: p.seq,
                     snd_nxt: a.sender.snd_nxt(),
                     rtt: Some(rtt),
+                    mark: p.mark,
                     ..AckSignal::default()
                 };
                 if self.rate.int {

@@ -143,6 +143,17 @@ impl NicSide for AnyScheme {
     fn flow_finished<F: NicOps>(&mut self, fab: &mut F, h: u32, nic_q: u32) {
         dispatch!(self, flow_finished(fab, h, nic_q))
     }
+    #[inline(always)]
+    fn echo(&self, data: &Packet, reply: &mut Packet) {
+        dispatch!(self, echo(data, reply))
+    }
+    #[inline(always)]
+    fn reply_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, slot: usize, p: &Packet) {
+        dispatch!(self, reply_arrived(fab, h, slot, p))
+    }
+    fn header_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet) {
+        dispatch!(self, header_arrived(fab, h, p))
+    }
     fn nic_frame<F: NicOps>(&mut self, fab: &mut F, h: u32, pkt: PacketId) {
         dispatch!(self, nic_frame(fab, h, pkt))
     }
@@ -160,6 +171,9 @@ impl Scheme for AnyScheme {
     }
     fn link_paused_time<F: SwitchOps>(&self, fab: &F, port: PortId) -> Option<Time> {
         dispatch!(self, link_paused_time(fab, port))
+    }
+    fn token_timer<F: SwitchOps + NicOps>(&mut self, fab: &mut F, token: u64) {
+        dispatch!(self, token_timer(fab, token))
     }
 }
 

@@ -70,6 +70,70 @@ impl Fabric {
         }
         self.timer_batches.recycle(ports);
     }
+
+    /// Arms a scheme timer for `token` at `at`, beside any other: a scheme with timers of its own (a flow's, a
+    /// pacer's) keys them as it likes. The scheme's `token_timer` runs then with the token; the timers due at
+    /// one instant fire in the order of their tokens.
+    pub(super) fn arm_token_timer(&mut self, at: Time, token: u64) {
+        if self.token_timers.arm(at, token) {
+            self.events.push(at, Event::TokenTimer);
+        }
+    }
+
+    /// The token timers due now fire, each counted as an event of its own.
+    pub(super) fn fire_token_timers<S: Scheme>(&mut self, side: &mut S) {
+        let now = self.now;
+        self.counters.events -= 1;
+        while let Some(token) = self.token_timers.pop_due(now) {
+            self.counters.events += 1;
+            side.token_timer(self, token);
+        }
+        if let Some(next) = self.token_timers.rearm() {
+            self.events.push(next, Event::TokenTimer);
+        }
+    }
+}
+
+/// The timers of [`Fabric::arm_token_timer`]: every entry in one heap, and when the one pending event is due.
+#[derive(Default)]
+pub(super) struct TokenTimers {
+    heap: std::collections::BinaryHeap<Reverse<(Time, u64)>>,
+    /// When the pending event is due (`None`: no event pending).
+    event_at: Option<Time>,
+}
+
+impl TokenTimers {
+    /// Adds an entry; returns whether it needs an event of its own (none pending is as early).
+    fn arm(&mut self, at: Time, token: u64) -> bool {
+        self.heap.push(Reverse((at, token)));
+        if self.event_at.is_some_and(|t| t <= at) {
+            return false;
+        }
+        self.event_at = Some(at);
+        true
+    }
+
+    /// Removes and returns the token of an entry due at or before `now`, the smallest first.
+    fn pop_due(&mut self, now: Time) -> Option<u64> {
+        if self.event_at.is_some_and(|t| t <= now) {
+            self.event_at = None;
+        }
+        let &Reverse((at, token)) = self.heap.peek()?;
+        (at <= now).then(|| {
+            self.heap.pop();
+            token
+        })
+    }
+
+    /// When the next event is needed, if it is not pending yet.
+    fn rearm(&mut self) -> Option<Time> {
+        let &Reverse((at, _)) = self.heap.peek()?;
+        if self.event_at.is_some_and(|t| t <= at) {
+            return None;
+        }
+        self.event_at = Some(at);
+        Some(at)
+    }
 }
 
 /// The pending batches of [`Fabric::arm_batched_timer`], by instant.

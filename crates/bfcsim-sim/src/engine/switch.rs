@@ -148,6 +148,20 @@ impl Fabric {
         Ok(())
     }
 
+    /// Cuts data packet `e` to a header of `header` bytes (NDP's trimming): it keeps its fields but its payload,
+    /// and is flagged [`Flags::TRIMMED`]; the payload's bytes are counted lost to trimming. Returns the entry as
+    /// it now is, to admit and queue.
+    pub(super) fn trim(&mut self, e: &Entry, header: u32) -> Entry {
+        let p = self.packets.get_mut(e.pkt);
+        debug_assert!(p.kind == PacketKind::DATA && !p.trimmed() && header <= p.size);
+        self.counters.trimmed_pkts += 1;
+        self.counters.trimmed_bytes += u64::from(p.size - header);
+        p.size = header;
+        p.payload = 0;
+        p.flags = p.flags.with(Flags::TRIMMED);
+        Entry { p: *p, ..*e }
+    }
+
     /// Admits packet `e` into `queue` of its egress port's buffer without a test (a lossless priority under
     /// PFC), and keeps where its bytes are counted.
     #[inline(always)]
