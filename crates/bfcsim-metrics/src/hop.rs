@@ -2,41 +2,11 @@
 //! per-hop flow control (pause frames, paused time, queue assignment collisions, the deadlock watchdog).
 
 use bfcsim_core::LogHistogram;
+pub use bfcsim_core::hist::DelayReport;
+use bfcsim_schemes::fabric::SchemeReport;
 use serde::Serialize;
 
 use crate::summary::nearest_rank;
-
-/// Percentiles of the time data packets waited in switch egress queues, per hop.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct DelayReport {
-    /// Packet-hops measured.
-    pub samples: u64,
-    /// Median, ns.
-    pub p50_ns: f64,
-    /// 95th percentile, ns.
-    pub p95_ns: f64,
-    /// 99th percentile, ns.
-    pub p99_ns: f64,
-    /// 99.9th percentile, ns.
-    pub p999_ns: f64,
-    /// Maximum, ns.
-    pub max_ns: f64,
-}
-
-impl DelayReport {
-    /// From a histogram of delays in picoseconds (percentiles within 1.6% below the exact values).
-    pub fn from_ps(h: &LogHistogram) -> DelayReport {
-        let q = |x| h.quantile(x).unwrap_or(0) as f64 / 1e3;
-        DelayReport {
-            samples: h.count(),
-            p50_ns: q(0.5),
-            p95_ns: q(0.95),
-            p99_ns: q(0.99),
-            p999_ns: q(0.999),
-            max_ns: h.max() as f64 / 1e3,
-        }
-    }
-}
 
 /// Active flows per switch egress port, sampled over time on every port (BFC §2.3, Fig. 4 and Fig. 10c).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -143,137 +113,10 @@ pub struct FlowControlReport {
     pub watchdog_alarms: u64,
     /// The first of them.
     pub first_alarm: Option<String>,
-    /// ExpressPass's credits.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub credits: Option<CreditReport>,
-    /// Homa's grants, RESENDs and the queuing of its scheduled packets in the core.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub homa: Option<HomaReport>,
-    /// Aquarius's pausing and re-assigning.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aquarius: Option<AquariusReport>,
-}
-
-/// What Aquarius's switches did over a run (Li et al., APNet 2023), summed over switches.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct AquariusReport {
-    /// PAUSEs sent because the queue was above Q_high (Algorithm 1 line 7), of all PAUSEs.
-    pub high_pauses: u64,
-    /// PAUSEs received that paused the flow's own queue (§3.3, the flow alone there).
-    pub queue_pauses: u64,
-    /// PAUSEs received that re-assigned the flow to the reserved queue (§3.3).
-    pub reassigns: u64,
-    /// Reserved queues allocated.
-    pub rsv_allocations: u64,
-    /// PAUSEs that needed a reserved queue but found no empty queue (the shared queue paused instead).
-    pub rsv_unavailable: u64,
-    /// Paused flows moved to the reserved queue when a new flow joined the queue held for them
-    /// (`reassign_on_join`).
-    pub join_reassigns: u64,
-    /// Congested packets of a flow that collided in its flow-table entry with the flow the entry's PAUSE named:
-    /// nothing pauses such a flow upstream.
-    pub unpaused_congested: u64,
-}
-
-impl std::fmt::Display for AquariusReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} PAUSEs above Q_high; received PAUSEs: {} paused the flow's queue, {} re-assigned it \
-             ({} rsvQs allocated, {} found none); {} congested packets of unpaused colliding flows",
-            self.high_pauses,
-            self.queue_pauses,
-            self.reassigns,
-            self.rsv_allocations,
-            self.rsv_unavailable,
-            self.unpaused_congested,
-        )?;
-        if self.join_reassigns > 0 {
-            write!(
-                f,
-                "; {} paused flows re-assigned when a new flow joined their queue",
-                self.join_reassigns
-            )?;
-        }
-        Ok(())
-    }
-}
-
-/// What Homa did over a run (Montazeri et al., SIGCOMM 2018), with BFC App. A.2's Table 2.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct HomaReport {
-    /// Grants receivers sent.
-    pub grants: u64,
-    /// RESENDs receivers sent.
-    pub resends: u64,
-    /// Queuing delay of scheduled data packets at switch ports from a ToR into the core (Table 2's ToR-Agg).
-    pub core_up: DelayReport,
-    /// The same at switch ports from the core to a ToR (Table 2's Agg-ToR).
-    pub core_down: DelayReport,
-}
-
-impl std::fmt::Display for HomaReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} grants, {} resends; scheduled packets' queuing delay ToR->core p50 {:.1} us p99 {:.1} us, \
-             core->ToR p50 {:.1} us p99 {:.1} us",
-            self.grants,
-            self.resends,
-            self.core_up.p50_ns / 1e3,
-            self.core_up.p99_ns / 1e3,
-            self.core_down.p50_ns / 1e3,
-            self.core_down.p99_ns / 1e3,
-        )
-    }
-}
-
-/// What ExpressPass's credits did over a run (Cho et al., SIGCOMM 2017).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct CreditReport {
-    /// Credit requests senders sent.
-    pub requests: u64,
-    /// Credits receivers sent.
-    pub sent: u64,
-    /// Credits dropped at full credit queues (switch ports and receivers' NICs): how ExpressPass signals
-    /// congestion.
-    pub dropped: u64,
-    /// Credits that reached a sender with nothing left to send (§6.3).
-    pub wasted: u64,
-    /// `wasted / sent`.
-    pub wasted_fraction: f64,
-    /// Credit stops senders sent.
-    pub stops: u64,
-}
-
-impl CreditReport {
-    /// From the counts; the fraction is 0 when no credit was sent.
-    pub fn new(requests: u64, sent: u64, dropped: u64, wasted: u64, stops: u64) -> CreditReport {
-        CreditReport {
-            requests,
-            sent,
-            dropped,
-            wasted,
-            wasted_fraction: wasted as f64 / sent.max(1) as f64,
-            stops,
-        }
-    }
-}
-
-impl std::fmt::Display for CreditReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} credit requests, {} credits sent, {} dropped at full credit queues, {} wasted ({:.2}% of those \
-             sent), {} credit stops",
-            self.requests,
-            self.sent,
-            self.dropped,
-            self.wasted,
-            self.wasted_fraction * 100.0,
-            self.stops
-        )
-    }
+    /// What the scheme reports of its own (ExpressPass's credits under `credits`, Homa's grants under `homa`,
+    /// Aquarius's pausing under `aquarius`), from the scheme's descriptor.
+    #[serde(flatten)]
+    pub scheme: Option<SchemeReport>,
 }
 
 /// One node's share of [`FlowControlReport`]'s link pauses.

@@ -38,8 +38,7 @@ pub use buckets::BucketScheme;
 pub use budget::{BudgetConfig, BudgetReport, PeakRate, SwitchBudget, SwitchUsage};
 pub use drops::DropCounts;
 pub use hop::{
-    ActiveFlowsReport, AquariusReport, CreditReport, DelayReport, FlowControlReport, HomaReport,
-    NodePausedReport, QueuePausedReport,
+    ActiveFlowsReport, DelayReport, FlowControlReport, NodePausedReport, QueuePausedReport,
 };
 pub use ideal::{Hop, Ideal, PacketFormat, PathProfile};
 pub use occupancy::{

@@ -362,10 +362,12 @@ pub fn render_table(summary: &Summary) -> String {
     if let Some(a) = &summary.active_flows {
         let _ = writeln!(out, "active flows per switch port: {a}");
     }
-    if let Some(c) = summary.flow_control.as_ref().and_then(|f| f.credits) {
-        let _ = writeln!(out, "expresspass: {c}");
-    } else if let Some(c) = summary.flow_control.as_ref().and_then(|f| f.homa) {
-        let _ = writeln!(out, "homa: {c}");
+    let own = summary
+        .flow_control
+        .as_ref()
+        .and_then(|f| f.scheme.as_ref());
+    if let Some(r) = own.filter(|r| !r.pauses) {
+        let _ = writeln!(out, "{}: {}", r.label, r.text);
     } else if let Some(f) = &summary.flow_control {
         let _ = writeln!(
             out,
@@ -381,8 +383,8 @@ pub fn render_table(summary: &Summary) -> String {
             f.queue_collisions,
             f.index_collisions
         );
-        if let Some(a) = &f.aquarius {
-            let _ = writeln!(out, "aquarius: {a}");
+        if let Some(r) = &f.scheme {
+            let _ = writeln!(out, "{}: {}", r.label, r.text);
         }
         if let Some(n) = f.per_node.first() {
             let _ = writeln!(

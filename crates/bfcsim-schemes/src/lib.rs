@@ -18,6 +18,9 @@
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
 //! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
+//! - [`pfc`]: Priority Flow Control on the fabric, over `bfcsim_net::pfc`'s ingress accounting.
+//! - [`fabric`]: the seam every scheme that acts inside the network is written against: the fabric's verbs,
+//!   the hooks a scheme implements, its descriptor, and a scripted fabric to test it with.
 //! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
 
 pub mod aquarius;

@@ -27,7 +27,8 @@ use bfcsim_net::packet::{Packet, PacketKind};
 use bfcsim_net::pfc::{Admission, PfcAction, PfcConfig, PfcIngress, PfcRecord, PortPause};
 
 use crate::fabric::{
-    Entry, FrameCounts, HopStats, NicOps, NicSide, Scheme, Setup, SwitchOps, SwitchSide,
+    Describe, Entry, FrameCounts, HopStats, NicOps, NicSide, NoStats, Scheme, Setup, SwitchFacts,
+    SwitchOps, SwitchSide,
 };
 
 /// PFC's state in one shard of a run.
@@ -46,49 +47,19 @@ pub struct Pfc {
 }
 
 impl Pfc {
-    /// Creates each switch's ingress accounting from its links (headroom from each ingress link's rate and
-    /// delay, `third.cc`'s per-switch loop).
-    pub fn new(cfg: &PfcConfig, fab: &mut impl Setup) -> Result<Pfc, String> {
-        let mtu = Bytes((fab.payload() + fab.header() + fab.int_overhead()) as u64);
-        let classes = fab.layout().classes;
-        let topo = fab.topology();
-        let mut ingress = Vec::with_capacity(fab.switch_count());
-        for s in 0..fab.switch_count() {
-            let node = fab.switch_node(s);
-            let links: Vec<(Rate, Time)> = topo.nodes[node.idx()]
-                .ports
-                .iter()
-                .map(|&p| {
-                    let l = &topo.links[topo.ports[p.idx()].link.idx()];
-                    (l.rate, l.delay)
-                })
-                .collect();
-            let layout = cfg
-                .layout(
-                    fab.buffer(),
-                    classes,
-                    &links,
-                    fab.flow_context().line_rate,
-                    mtu,
-                )
-                .map_err(|e| format!("switch {node}: {e}"))?;
-            ingress.push(PfcIngress::new(layout));
-        }
-        let pfc = Pfc {
-            frame: cfg.pause_frame.0 as u32,
-            ingress,
-            ports: vec![PortPause::new(classes); topo.ports.len()],
-            records: Vec::new(),
-            all_priorities: u64::MAX >> (64 - classes),
-            frames: FrameCounts::default(),
-        };
-        fab.enable_pausing();
-        Ok(pfc)
-    }
-
     /// Every PFC frame received so far, in event order (HPCC's `pfc.txt`).
     pub fn records(&self) -> &[PfcRecord] {
         &self.records
+    }
+
+    /// The frames every shard's PFC received so far, in HPCC's `pfc.txt` order: by time, then node and port.
+    pub fn merged_records(shards: &[&Pfc]) -> Vec<PfcRecord> {
+        let mut all: Vec<PfcRecord> = shards
+            .iter()
+            .flat_map(|p| p.records.iter().copied())
+            .collect();
+        all.sort_by_key(|r| (r.time, r.node.0, r.if_index, r.pause));
+        all
     }
 
     /// The pause state and paused time of `port`'s transmitter.
@@ -288,5 +259,64 @@ impl Scheme for Pfc {
     /// device downstream, what `pfc.txt` shows.
     fn link_paused_time<F: SwitchOps>(&self, fab: &F, port: PortId) -> Option<Time> {
         Some(self.ports[port.idx()].paused_time_any(fab.now()))
+    }
+}
+
+impl Describe for Pfc {
+    const KIND: &'static str = "pfc";
+    const SUMMARY: &'static str = "Priority Flow Control (IEEE 802.1Qbb), HPCC ns-3's thresholds";
+    type Config = PfcConfig;
+    type Stats = NoStats;
+
+    /// PFC accounts the whole switch buffer at ingress: one pool per switch.
+    fn validate(cfg: &PfcConfig, switch: &SwitchFacts) -> Result<(), String> {
+        if !switch.one_pool {
+            return Err(
+                "flow_control.kind = \"pfc\" accounts the whole switch buffer at ingress: leave \
+                 switch.ports_per_pool and switch.pool_size unset (one pool per switch)"
+                    .into(),
+            );
+        }
+        cfg.validate()
+    }
+
+    /// Creates each switch's ingress accounting from its links (headroom from each ingress link's rate and
+    /// delay, `third.cc`'s per-switch loop).
+    fn new(cfg: &PfcConfig, fab: &mut impl Setup) -> Result<Pfc, String> {
+        let mtu = Bytes((fab.payload() + fab.header() + fab.int_overhead()) as u64);
+        let classes = fab.layout().classes;
+        let topo = fab.topology();
+        let mut ingress = Vec::with_capacity(fab.switch_count());
+        for s in 0..fab.switch_count() {
+            let node = fab.switch_node(s);
+            let links: Vec<(Rate, Time)> = topo.nodes[node.idx()]
+                .ports
+                .iter()
+                .map(|&p| {
+                    let l = &topo.links[topo.ports[p.idx()].link.idx()];
+                    (l.rate, l.delay)
+                })
+                .collect();
+            let layout = cfg
+                .layout(
+                    fab.buffer(),
+                    classes,
+                    &links,
+                    fab.flow_context().line_rate,
+                    mtu,
+                )
+                .map_err(|e| format!("switch {node}: {e}"))?;
+            ingress.push(PfcIngress::new(layout));
+        }
+        let pfc = Pfc {
+            frame: cfg.pause_frame.0 as u32,
+            ingress,
+            ports: vec![PortPause::new(classes); topo.ports.len()],
+            records: Vec::new(),
+            all_priorities: u64::MAX >> (64 - classes),
+            frames: FrameCounts::default(),
+        };
+        fab.enable_pausing();
+        Ok(pfc)
     }
 }

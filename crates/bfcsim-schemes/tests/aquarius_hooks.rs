@@ -7,7 +7,7 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::aquarius::{Aquarius, AquariusConfig};
 use bfcsim_schemes::fabric::fake::FakeFabric;
-use bfcsim_schemes::fabric::{NicOps, NicSide, SwitchOps, SwitchSide};
+use bfcsim_schemes::fabric::{Describe, NicOps, NicSide, SwitchOps, SwitchSide};
 
 fn star() -> FakeFabric {
     let layout = QueueLayout {

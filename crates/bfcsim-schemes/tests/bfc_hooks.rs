@@ -7,7 +7,7 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::bfc::{Bfc, BfcConfig, REFRESH};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
-use bfcsim_schemes::fabric::{FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
+use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
 
 /// One switch, three hosts on 100 Gb/s links of 1 µs (a 2 µs hop RTT); ports with a control queue and four data
 /// queues.

@@ -10,7 +10,7 @@ use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::expresspass::feedback::credit_rate;
 use bfcsim_schemes::expresspass::{CREDIT, CREDIT_REQUEST, ExpressPass, ExpressPassConfig};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
-use bfcsim_schemes::fabric::{FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
+use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
 
 /// One switch, three hosts; ports with a control queue, a credit queue (1) and a data queue (2).
 fn star() -> FakeFabric {

@@ -6,7 +6,7 @@ use bfcsim_core::{Rate, Time};
 use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
-use bfcsim_schemes::fabric::{FabricOps, NicOps, NicSide};
+use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide};
 use bfcsim_schemes::homa::{GRANT, Homa, HomaConfig, RESEND};
 use bfcsim_schemes::transport::{Recovery, TransportConfig};
 

@@ -7,7 +7,7 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
-use bfcsim_schemes::fabric::{NicOps, NicSide, SwitchOps, SwitchSide};
+use bfcsim_schemes::fabric::{Describe, NicOps, NicSide, SwitchOps, SwitchSide};
 use bfcsim_schemes::pfc::Pfc;
 
 /// One switch, three hosts; ports with a control queue and two priorities of two data queues each.

@@ -8,9 +8,7 @@ use bfcsim_core::{FlowId, PacketId, Rate, Time};
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Packet, PacketKind};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
-use bfcsim_schemes::fabric::{
-    Entry, FabricOps, NicOps, NicSide, Scheme, SwitchOps, SwitchSide,
-};
+use bfcsim_schemes::fabric::{Entry, FabricOps, NicOps, NicSide, Scheme, SwitchOps, SwitchSide};
 
 /// Trims at `limit` queued packets; counts the echoes its senders see.
 struct Trimming {

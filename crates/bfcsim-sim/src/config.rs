@@ -1,14 +1,12 @@
-//! Switch and NIC configuration, with CLOS-128's defaults (BFC §6.2.1) where a field is left out.
+//! Switch and NIC configuration, with CLOS-128's defaults (BFC §6.2.1) where a field is left out; the scheme's
+//! (`[flow_control]`) is the registry's [`FlowControl`].
+
+pub use crate::engine::FlowControl;
 
 use bfcsim_core::{Bytes, Time};
 use bfcsim_net::ecn::{MarkPoint, Red, SharedEcn};
 use bfcsim_net::mmu::Admission;
-use bfcsim_net::pfc::PfcConfig;
 use bfcsim_net::routing::LoadBalancing;
-use bfcsim_schemes::aquarius::{AquariusConfig, RsvQueue};
-use bfcsim_schemes::bfc::BfcConfig;
-use bfcsim_schemes::expresspass::ExpressPassConfig;
-use bfcsim_schemes::homa::HomaConfig;
 use bfcsim_schemes::transport::TransportConfig;
 use serde::{Deserialize, Serialize};
 
@@ -259,146 +257,11 @@ impl NicConfig {
     }
 }
 
-/// The scheme that acts inside the network, at switches and NICs, tagged by `kind` in the experiment file's
-/// `[flow_control]`: per-hop flow control between neighbouring devices (BFC, PFC) or a receiver-driven scheme's
-/// switch and NIC sides (ExpressPass).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum FlowControl {
-    /// None: queues only drop.
-    #[default]
-    None,
-    /// Backpressure Flow Control (Goyal et al., NSDI 2022).
-    Bfc(BfcConfig),
-    /// Priority Flow Control (IEEE 802.1Qbb) with HPCC's ns-3 thresholds ([`bfcsim_net::pfc`]).
-    Pfc(PfcConfig),
-    /// ExpressPass (Cho et al., SIGCOMM 2017): credits paced by receivers and rate-limited at every port.
-    #[serde(rename = "expresspass")]
-    ExpressPass(ExpressPassConfig),
-    /// Homa (Montazeri et al., SIGCOMM 2018): unscheduled bytes and receiver grants at network priorities.
-    Homa(HomaConfig),
-    /// Aquarius (Li et al., APNet 2023): per-flow pausing inside shared queues and opportunistic re-assigning.
-    Aquarius(AquariusConfig),
-}
-
-impl bfcsim_core::tagged::Tagged for FlowControl {
-    const TAG: &'static str = "kind";
-    const VARIANTS: &'static [&'static str] =
-        &["none", "bfc", "pfc", "expresspass", "homa", "aquarius"];
-    const DEFAULT: &'static str = "none";
-    fn from_variant<'de, D: serde::Deserializer<'de>>(
-        name: &str,
-        rest: D,
-    ) -> Result<Self, D::Error> {
-        match name {
-            "none" => Empty::deserialize(rest).map(|_| FlowControl::None),
-            "bfc" => BfcConfig::deserialize(rest).map(FlowControl::Bfc),
-            "pfc" => PfcConfig::deserialize(rest).map(FlowControl::Pfc),
-            "expresspass" => ExpressPassConfig::deserialize(rest).map(FlowControl::ExpressPass),
-            "homa" => HomaConfig::deserialize(rest).map(FlowControl::Homa),
-            "aquarius" => AquariusConfig::deserialize(rest).map(FlowControl::Aquarius),
-            _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
-        }
-    }
-}
-
-/// A table with no keys (a variant without parameters).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Empty {}
-
-impl<'de> Deserialize<'de> for FlowControl {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        bfcsim_core::tagged::deserialize(d)
-    }
-}
-
-impl FlowControl {
-    /// The `kind` as experiment files spell it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            FlowControl::None => "none",
-            FlowControl::Bfc(_) => "bfc",
-            FlowControl::Pfc(_) => "pfc",
-            FlowControl::ExpressPass(_) => "expresspass",
-            FlowControl::Homa(_) => "homa",
-            FlowControl::Aquarius(_) => "aquarius",
-        }
-    }
-
-    /// Checks the parameters against the switch they run on.
-    pub fn validate(&self, switch: &SwitchConfig) -> Result<(), String> {
-        if *self != FlowControl::None && !switch.control_priority {
-            return Err(format!(
-                "flow_control.kind = \"{}\" sends PAUSE/RESUME in the strict-priority control queue: set \
-                 switch.control_priority = true",
-                self.name()
-            ));
-        }
-        if matches!(self, FlowControl::Bfc(_) | FlowControl::Aquarius(_)) && !switch.ack_priority {
-            return Err(format!(
-                "flow_control.kind = \"{}\" assigns queues to data packets: leave switch.ack_priority = true",
-                self.name()
-            ));
-        }
-        match self {
-            FlowControl::None => Ok(()),
-            FlowControl::Bfc(c) => c.validate(),
-            FlowControl::Aquarius(c) => {
-                if c.rsv == RsvQueue::Static && (switch.classes != 1 || switch.queues_per_port < 2)
-                {
-                    return Err(format!(
-                        "flow_control.rsv = \"static\" sets a port's last data queue aside for congested flows: \
-                         it needs switch.classes = 1 and at least 2 queues per port (not {} and {})",
-                        switch.classes, switch.queues_per_port
-                    ));
-                }
-                c.validate()
-            }
-            FlowControl::Pfc(c) => {
-                if switch.ports_per_pool != 0 || switch.pool_size.is_some() {
-                    return Err(
-                        "flow_control.kind = \"pfc\" accounts the whole switch buffer at ingress: leave \
-                         switch.ports_per_pool and switch.pool_size unset (one pool per switch)"
-                            .into(),
-                    );
-                }
-                c.validate()
-            }
-            FlowControl::ExpressPass(c) => {
-                if switch.classes != 2 || switch.queues_per_port != 2 {
-                    return Err(format!(
-                        "flow_control.kind = \"expresspass\" puts credits and data in two strict-priority queues: \
-                         set switch.classes = 2 and switch.queues_per_port = 2 (not {} and {})",
-                        switch.classes, switch.queues_per_port
-                    ));
-                }
-                if switch.load_balancing != LoadBalancing::Ecmp {
-                    return Err(
-                        "flow_control.kind = \"expresspass\" routes data back along its credits' path: set \
-                         switch.load_balancing = \"ecmp\""
-                            .into(),
-                    );
-                }
-                c.validate()
-            }
-            FlowControl::Homa(c) => {
-                if switch.classes != c.priorities || switch.queues_per_port != c.priorities {
-                    return Err(format!(
-                        "flow_control.kind = \"homa\" gives each of its {} priority levels a strict-priority queue: \
-                         set switch.classes and switch.queues_per_port to {} (not {} and {})",
-                        c.priorities, c.priorities, switch.classes, switch.queues_per_port
-                    ));
-                }
-                c.validate()
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bfcsim_net::pfc::PfcConfig;
+    use bfcsim_schemes::bfc::BfcConfig;
 
     #[test]
     fn acks_in_data_queues_only_without_bfc() {

@@ -22,14 +22,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, NodeId, PortId, Rate, Time};
 use bfcsim_net::ecn::PoolMarking;
 use bfcsim_net::mmu::{DropReason, Mmu};
-use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::{NodeKind, Topology};
-use bfcsim_schemes::bfc::BfcSwitch;
 use bfcsim_schemes::cc::FlowContext;
-use bfcsim_schemes::fabric::{Flow, HopStats};
+use bfcsim_schemes::fabric::{Describe, Flow, HopStats, SchemeReport};
 
-use crate::engine::{Counters, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work};
+use crate::engine::{
+    AnyScheme, Counters, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
+};
 use crate::partition::partition;
 
 /// A simulation of one topology, one flow list and one configuration, on one thread or several.
@@ -487,10 +487,6 @@ impl Sim {
     pub fn port_pause_times(&self, port: PortId) -> Option<(Time, Vec<Time>)> {
         self.of_port(port).port_pause_times(port)
     }
-    /// BFC's state at switch `s`, when BFC runs.
-    pub fn switch_bfc(&self, s: usize) -> Option<&BfcSwitch> {
-        self.of_switch(s).scheme().switch_bfc(s)
-    }
     /// Time each data packet waited in each switch egress queue, in picoseconds.
     pub fn queuing_delay(&self) -> LogHistogram {
         self.merged(|s| s.queuing_delay())
@@ -508,22 +504,30 @@ impl Sim {
     pub fn reset_queuing_delay(&mut self) {
         self.shards.iter_mut().for_each(Shard::reset_queuing_delay);
     }
-    /// PFC's PAUSE and RESUME frames so far in HPCC's `pfc.txt` order: by time, then node and port.
-    pub fn pfc_records(&self) -> Option<Vec<PfcRecord>> {
-        let mut all: Vec<PfcRecord> = Vec::new();
-        for s in &self.shards {
-            all.extend_from_slice(s.scheme().pfc_records()?);
-        }
-        all.sort_by_key(|r| (r.time, r.node.0, r.if_index, r.pause));
-        Some(all)
+    /// The running scheme's state in the shard that owns switch `s`, if the scheme is an `S`.
+    pub fn scheme_at_switch<S: Describe>(&self, s: usize) -> Option<&S> {
+        self.of_switch(s).scheme().get()
     }
-    /// PFC's pause state of switch egress `port`, when PFC runs.
-    pub fn pfc_port(&self, port: PortId) -> Option<&PortPause> {
-        self.of_port(port).scheme().pfc_port(port)
+    /// The running scheme's state in the shard that owns `port`, if the scheme is an `S`.
+    pub fn scheme_at_port<S: Describe>(&self, port: PortId) -> Option<&S> {
+        self.of_port(port).scheme().get()
     }
-    /// PFC's ingress accounting of switch `s`, when PFC runs.
-    pub fn switch_pfc(&self, s: usize) -> Option<&PfcIngress> {
-        self.of_switch(s).scheme().switch_pfc(s)
+    /// The running scheme's state in every shard, if the scheme is an `S`.
+    pub fn schemes<S: Describe>(&self) -> Option<Vec<&S>> {
+        self.shards.iter().map(|s| s.scheme().get()).collect()
+    }
+    /// The running scheme's counts so far, every shard's added up, if the scheme is an `S`.
+    pub fn scheme_stats<S: Describe>(&self) -> Option<S::Stats> {
+        let all = self.schemes::<S>()?;
+        Some(
+            all.iter()
+                .fold(S::Stats::default(), |sum, s| sum + s.stats()),
+        )
+    }
+    /// The running scheme's own report ([`Describe::report`]) of the run so far.
+    pub fn scheme_report(&self) -> Option<SchemeReport> {
+        let schemes: Vec<&AnyScheme> = self.shards.iter().map(Shard::scheme).collect();
+        AnyScheme::report(&schemes)
     }
 
     // ----------------------------------------------------------------------------------------------------

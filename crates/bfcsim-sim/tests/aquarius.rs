@@ -11,7 +11,7 @@ use bfcsim_core::rng::{Stream, stream};
 use bfcsim_core::{Bytes, FlowSpec, PortId, Rate, Time};
 use bfcsim_net::build::{Build, FatTree};
 use bfcsim_net::{NodeKind, Topology};
-use bfcsim_schemes::aquarius::{AquariusConfig, Mapping, RsvQueue};
+use bfcsim_schemes::aquarius::{Aquarius, AquariusConfig, Mapping, RsvQueue};
 use bfcsim_sim::{FlowControl, Sim, SimParams};
 use common::{drops, flow, no_cc, params};
 use rand::RngExt;
@@ -84,7 +84,7 @@ fn fig4_reassigns_f3_keeps_f4_and_delivers_in_order() {
             ..AquariusConfig::default()
         }),
     );
-    let stats = sim.hop_stats().aquarius;
+    let stats = sim.scheme_stats::<Aquarius>().expect("Aquarius ran");
     assert!(stats.reassigns > 0, "{stats:?}");
     assert!(stats.rsv_allocations > 0, "{stats:?}");
     assert_eq!(sim.counters().out_of_order, 0);
@@ -139,7 +139,7 @@ fn reassigning_keeps_order_with(rsv: RsvQueue, reassign_on_join: bool) {
     });
     p.switch.unlimited_buffer = true;
     let sim = run_checked(topo, &flows, p);
-    let stats = sim.hop_stats().aquarius;
+    let stats = sim.scheme_stats::<Aquarius>().expect("Aquarius ran");
     assert!(stats.reassigns > 10, "{rsv:?}: {stats:?}");
     assert_eq!(
         stats.join_reassigns > 0,
@@ -200,9 +200,10 @@ fn incasts_on_a_fat_tree_lose_nothing_and_every_pause_is_resumed() {
     p.switch.buffer = Bytes(1_000_000);
     let sim = run_checked(topo, &flows, p);
     let h = sim.hop_stats();
-    assert!(h.aquarius.pauses > 100 && h.aquarius.reassigns > 0, "{h:?}");
+    let a = sim.scheme_stats::<Aquarius>().expect("Aquarius ran");
+    assert!(a.pauses > 100 && a.reassigns > 0, "{a:?}");
     assert_eq!(h.pause_frames, h.resume_frames, "{h:?}");
-    assert_eq!(h.aquarius.unpaused_congested, 0, "no collisions: {h:?}");
+    assert_eq!(a.unpaused_congested, 0, "no collisions: {a:?}");
     assert_eq!(h.watchdog_alarms, 0, "{:?}", h.first_alarm);
     let now = sim.now();
     for i in 0..ports {
@@ -228,7 +229,7 @@ fn colliding_flows_are_not_paused_and_overflow_the_buffer() {
     let mut sim = Sim::new(topo, &flows, p).unwrap();
     sim.run();
     assert!(sim.finished());
-    let a = sim.hop_stats().aquarius;
+    let a = sim.scheme_stats::<Aquarius>().expect("Aquarius ran");
     assert!(a.index_collisions > 0 && a.unpaused_congested > 0, "{a:?}");
     assert!(drops(&sim) > 0);
 }

@@ -6,7 +6,7 @@ mod common;
 
 use bfcsim_core::{Rate, Time};
 use bfcsim_net::build::{Build, Dumbbell};
-use bfcsim_schemes::expresspass::ExpressPassConfig;
+use bfcsim_schemes::expresspass::{ExpressPass, ExpressPassConfig};
 use bfcsim_sim::{FlowControl, Sim, SimParams};
 use common::{flow, no_cc, params, port_to_host, star};
 
@@ -130,7 +130,7 @@ fn incast_drops_credits_not_data_and_counts_waste() {
         .map(|&(_, n)| n)
         .sum();
     assert_eq!(data_drops, 0);
-    let c = sim.hop_stats().credits;
+    let c = sim.scheme_stats::<ExpressPass>().expect("ExpressPass ran");
     eprintln!("{c:?}");
     assert_eq!(c.requests, 31);
     assert_eq!(c.stops, 31);

@@ -6,7 +6,7 @@ mod common;
 
 use bfcsim_core::{Bytes, FlowId, Time};
 use bfcsim_net::routing::LoadBalancing;
-use bfcsim_schemes::homa::HomaConfig;
+use bfcsim_schemes::homa::{Homa, HomaConfig};
 use bfcsim_schemes::transport::Recovery;
 use bfcsim_sim::{FlowControl, NicScheduler, Sim, SimParams};
 use common::{flow, no_cc, params, star};
@@ -48,11 +48,11 @@ fn a_lone_message_runs_at_line_rate() {
     let got = fct(&sim, 0);
     eprintln!(
         "FCT {got} against {ideal}; {:?}",
-        sim.hop_stats().homa.grants
+        sim.scheme_stats::<Homa>().expect("Homa ran").grants
     );
     assert!(got.0 as f64 <= ideal.0 as f64 * 1.01, "{got} vs {ideal}");
-    assert!(sim.hop_stats().homa.grants > 9_000);
-    assert_eq!(sim.hop_stats().homa.resends, 0);
+    assert!(sim.scheme_stats::<Homa>().expect("Homa ran").grants > 9_000);
+    assert_eq!(sim.scheme_stats::<Homa>().expect("Homa ran").resends, 0);
 }
 
 /// SRPT at the receiver: a 20 KB message arriving during a 10 MB one to the same receiver goes at a higher
@@ -89,7 +89,7 @@ fn dropped_packets_are_resent_until_every_message_completes() {
         assert!(violations.is_empty(), "{violations:?}");
         assert_eq!(sim.flows_done(), flows.len(), "pool {pool}");
         let dropped = common::drops(&sim);
-        let h = sim.hop_stats().homa;
+        let h = sim.scheme_stats::<Homa>().expect("Homa ran");
         eprintln!(
             "pool {pool}: {dropped} drops, {} resends, {} retransmits, {} timeouts, done at {}",
             h.resends,

@@ -5,6 +5,7 @@ mod common;
 
 use bfcsim_core::{Bytes, FlowId, FlowSpec, Rate, Time};
 use bfcsim_net::build::{Build, Dumbbell};
+use bfcsim_schemes::pfc::Pfc;
 use bfcsim_sim::{Sim, SimParams};
 use common::*;
 
@@ -36,12 +37,17 @@ fn incast_into_a_small_buffer_is_lossless_under_pfc() {
     let lossy = run_all(star(17), &flows, p.clone());
     let sim = run_all(star(17), &flows, with_pfc(p));
     let h = sim.hop_stats();
-    let records = sim.pfc_records().expect("PFC ran");
+    let records = Pfc::merged_records(&sim.schemes::<Pfc>().expect("PFC ran"));
     let pauses = records.iter().filter(|r| r.pause).count() as u64;
     let max_paused = (1..=16u32)
         .map(|host| {
             let port = sim.topology().nodes[host as usize].ports[0];
-            sim.pfc_port(port).unwrap().paused_time_any(sim.now()).0 as f64 / sim.now().0 as f64
+            sim.scheme_at_port::<Pfc>(port)
+                .unwrap()
+                .port(port)
+                .paused_time_any(sim.now())
+                .0 as f64
+                / sim.now().0 as f64
         })
         .fold(0.0, f64::max);
     println!(
@@ -108,7 +114,11 @@ fn pfc_pauses_slow_a_victim_flow_to_an_uncongested_host() {
         .iter()
         .find(|&&p| !topo.is_host(topo.peer_node(p)))
         .unwrap();
-    let trunk_paused = sim.pfc_port(trunk).unwrap().paused_time_any(sim.now());
+    let trunk_paused = sim
+        .scheme_at_port::<Pfc>(trunk)
+        .unwrap()
+        .port(trunk)
+        .paused_time_any(sim.now());
     println!(
         "victim FCT: alone {t_alone}, with congestion and no PFC {t_lossy} ({} drops), with PFC {t_pfc} \
          ({} PAUSE frames, trunk paused {trunk_paused} of {})",
@@ -154,7 +164,7 @@ fn a_paused_nic_keeps_its_round_robin() {
         }
     }
     sim.run();
-    let paused = sim.pfc_port(nic).unwrap();
+    let paused = sim.scheme_at_port::<Pfc>(nic).unwrap().port(nic);
     println!(
         "host 1's NIC: {} PAUSE frames, paused {} of {}; largest spread of its flows' acknowledged bytes {spread} B",
         paused.pauses(),
@@ -187,7 +197,7 @@ fn a_pause_of_one_priority_leaves_the_other_sending() {
     let alone = run_all(star(13), &[other], p.clone());
     let sim = run_all(star(13), &flows, p);
     let nic = sim.topology().nodes[1].ports[0];
-    let pause = sim.pfc_port(nic).unwrap();
+    let pause = sim.scheme_at_port::<Pfc>(nic).unwrap().port(nic);
     let (paused0, paused1) = (
         pause.paused_time(0, sim.now()),
         pause.paused_time(1, sim.now()),
@@ -236,7 +246,7 @@ fn hpcc_ideal_retx_drops_under_incast_and_delivers_every_flow() {
     );
     assert!(drops(&sim) > 0);
     assert_eq!(c.timeouts, 0);
-    assert!(sim.pfc_records().is_none());
+    assert!(sim.schemes::<Pfc>().is_none());
 }
 
 /// HPCC ns-3's switches queue ACKs with data (`switch.ack_priority = false`): a flow 0 -> 1 whose ACKs cross the
@@ -254,7 +264,7 @@ fn acks_share_the_data_queue_and_its_pfc_accounting_without_ack_priority() {
     let fifo = run_all(star(18), &flows, p);
     let (t_prio, t_fifo) = (fct(&prio, 16), fct(&fifo, 16));
     let s = 0;
-    let pfc = fifo.switch_pfc(s).unwrap();
+    let pfc = fifo.scheme_at_switch::<Pfc>(s).unwrap().ingress(s);
     println!(
         "flow 0 -> 1 with its ACKs behind a 16 -> 1 incast: FCT {t_prio} with ACK priority, {t_fifo} with ACKs \
          in the data queue ({} PAUSE frames)",

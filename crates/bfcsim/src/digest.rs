@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use bfcsim_metrics::summary::nearest_rank;
 use bfcsim_metrics::{FlowRecord, Summary, SummaryConfig};
+use bfcsim_schemes::homa::HomaReport;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::Outcome;
@@ -383,7 +384,7 @@ impl Digest {
             core_delay: s
                 .flow_control
                 .as_ref()
-                .and_then(|f| f.homa)
+                .and_then(|f| f.scheme.as_ref()?.get::<HomaReport>())
                 .map(|h| CoreDelay {
                     up: (h.core_up.p50_ns, h.core_up.p99_ns),
                     down: (h.core_down.p50_ns, h.core_down.p99_ns),

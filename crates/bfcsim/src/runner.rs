@@ -9,15 +9,16 @@ use serde::Serialize;
 
 use bfcsim_core::{FlowId, FlowSpec, LogHistogram, PortId, Time};
 use bfcsim_metrics::{
-    ActiveFlowsReport, AquariusReport, BudgetReport, BufferOccupancy, CreditReport, DelayReport,
-    FlowControlReport, FlowRecord, HomaReport, Hop, Ideal, LinkUsage, LinkUtilization,
-    LongFlowReport, NodePausedReport, PathProfile, PeakRate, QueuePausedReport, Summary,
-    SummaryConfig, SwitchUsage,
+    ActiveFlowsReport, BudgetReport, BufferOccupancy, DelayReport, FlowControlReport, FlowRecord,
+    Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport, PathProfile,
+    PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage,
 };
 use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
+use bfcsim_schemes::bfc::Bfc;
+use bfcsim_schemes::pfc::Pfc;
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
 use bfcsim_workload::{HostSet, WorkloadError, generate_at_most, load_flow_file, long_lived, plan};
 
@@ -359,7 +360,10 @@ pub fn simulate_probed(
     };
     let queues = config.switch.total_queues();
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
-    let recirculations = |sim: &Sim, s| sim.switch_bfc(s).map_or(0, |b| b.stats().recirculations);
+    let recirculations = |sim: &Sim, s| {
+        sim.scheme_at_switch::<Bfc>(s)
+            .map_or(0, |b| b.switch(s).stats().recirculations)
+    };
     let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
         .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
         .collect();
@@ -552,7 +556,7 @@ pub fn simulate_probed(
         bdp: ctx.bdp.0,
         base_rtt: ctx.base_rtt,
         peak_packets: sim.peak_packets(),
-        pfc: sim.pfc_records(),
+        pfc: sim.schemes::<Pfc>().map(|p| Pfc::merged_records(&p)),
         shared_ecn: shared_ecn_report(&sim),
         threads: sim.shard_count(),
         fingerprint: sim.fingerprint(),
@@ -660,7 +664,8 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         .collect();
     let fractions: Vec<f64> = links.iter().map(|l| l.2).collect();
     let mut pauses = std::collections::BTreeMap::new();
-    for r in sim.pfc_records().unwrap_or_default() {
+    let records = sim.schemes::<Pfc>().map(|p| Pfc::merged_records(&p));
+    for r in records.unwrap_or_default() {
         if r.pause {
             *pauses.entry(r.node.0).or_insert(0) += 1;
         }
@@ -677,37 +682,16 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         resume_frames: h.resume_frames,
         refresh_frames: h.refresh_frames,
         frames_lost: h.frames_lost,
-        assignments: h.bfc.assignments + h.aquarius.assignments,
-        queue_collisions: h.bfc.queue_collisions + h.aquarius.queue_collisions,
-        index_collisions: h.bfc.index_collisions + h.aquarius.index_collisions,
+        assignments: h.assignments,
+        queue_collisions: h.queue_collisions,
+        index_collisions: h.index_collisions,
         link_paused_mean: fractions.iter().sum::<f64>() / fractions.len().max(1) as f64,
         link_paused_max: fractions.iter().copied().fold(0.0, f64::max),
         queue_paused: QueuePausedReport::from_fractions(queue_fractions),
         per_node: NodePausedReport::by_node(&links, &pauses),
         watchdog_alarms: h.watchdog_alarms,
         first_alarm: h.first_alarm,
-        credits: matches!(sim.params().flow_control, FlowControl::ExpressPass(_)).then(|| {
-            let c = h.credits;
-            CreditReport::new(c.requests, c.sent, c.dropped, c.wasted, c.stops)
-        }),
-        homa: matches!(sim.params().flow_control, FlowControl::Homa(_)).then(|| HomaReport {
-            grants: h.homa.grants,
-            resends: h.homa.resends,
-            core_up: DelayReport::from_ps(&h.homa.core_up),
-            core_down: DelayReport::from_ps(&h.homa.core_down),
-        }),
-        aquarius: matches!(sim.params().flow_control, FlowControl::Aquarius(_)).then(|| {
-            let a = h.aquarius;
-            AquariusReport {
-                high_pauses: a.high_pauses,
-                queue_pauses: a.queue_pauses,
-                reassigns: a.reassigns,
-                rsv_allocations: a.rsv_allocations,
-                rsv_unavailable: a.rsv_unavailable,
-                join_reassigns: a.join_reassigns,
-                unpaused_congested: a.unpaused_congested,
-            }
-        }),
+        scheme: sim.scheme_report(),
     }
 }
 
@@ -728,7 +712,7 @@ fn hardware_budget(
     let topo = sim.topology();
     let mut usage = Vec::with_capacity(sim.switch_count());
     for (s, peak) in peaks.iter().enumerate() {
-        let bfc = sim.switch_bfc(s)?;
+        let bfc = sim.scheme_at_switch::<Bfc>(s)?.switch(s);
         if bfc.flow_table_entries() == 0 {
             return None;
         }

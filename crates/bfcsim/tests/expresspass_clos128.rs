@@ -7,6 +7,7 @@ use std::path::Path;
 
 use bfcsim::experiment::load_experiment;
 use bfcsim::runner::{prepare, simulate};
+use bfcsim_schemes::expresspass::CreditReport;
 
 #[test]
 fn sixty_percent_load_drops_credits_never_data() {
@@ -30,7 +31,7 @@ fn sixty_percent_load_drops_credits_never_data() {
         .summary
         .flow_control
         .as_ref()
-        .and_then(|f| f.credits)
+        .and_then(|f| f.scheme.as_ref()?.get::<CreditReport>().copied())
         .expect("ExpressPass reports its credits");
     eprintln!("{credits}");
     assert_eq!(credits.dropped, credit_drops);

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use bfcsim::experiment::load_experiment;
 use bfcsim::runner::{prepare, simulate};
-use bfcsim_metrics::HomaReport;
+use bfcsim_schemes::homa::HomaReport;
 
 fn run(scheme: &str) -> HomaReport {
     let path =
@@ -29,7 +29,7 @@ fn run(scheme: &str) -> HomaReport {
         .summary
         .flow_control
         .as_ref()
-        .and_then(|f| f.homa)
+        .and_then(|f| f.scheme.as_ref()?.get::<HomaReport>().copied())
         .expect("Homa reports its grants and core delays");
     eprintln!("{scheme}: {homa}");
     homa

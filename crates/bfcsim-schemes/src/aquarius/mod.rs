@@ -21,7 +21,7 @@ use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
 
 pub use queue_table::{Joined, QueueAction, QueueTable};
-pub use scheme::Aquarius;
+pub use scheme::{Aquarius, AquariusReport};
 pub use switch::{AquariusStats, AquariusSwitch, Arrival, Departure, Enqueued, Signal, View};
 
 /// How a switch maps a new active flow (one with no packets buffered at the egress) to a queue.

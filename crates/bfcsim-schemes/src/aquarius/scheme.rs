@@ -10,11 +10,13 @@ use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::PacketKind;
 
 use super::{
-    AquariusConfig, AquariusSwitch, Arrival, Departure, Enqueued, QueueAction, Signal, View,
+    AquariusConfig, AquariusStats, AquariusSwitch, Arrival, Departure, Enqueued, QueueAction,
+    RsvQueue, Signal, View,
 };
 use crate::bfc::{Egress, hop_rtt};
 use crate::fabric::{
-    Entry, FrameCounts, HopStats, NicOps, NicSide, Scheme, Setup, SwitchOps, SwitchSide,
+    Describe, Entry, FrameCounts, HopStats, NicOps, NicSide, Preset, Scheme, SchemeReport, Setup,
+    SwitchFacts, SwitchOps, SwitchSide,
 };
 
 /// [`Enqueued::congested`] kept with a packet while it is in a switch.
@@ -62,29 +64,6 @@ fn departure(a: &Arrival, en: &Enqueued) -> Departure {
 }
 
 impl Aquarius {
-    /// Creates each switch's state: the 1-hop RTT is the largest round trip of a link's delays over the
-    /// switch's ports, as for BFC; the MTU a full data packet.
-    pub fn new(cfg: &AquariusConfig, fab: &mut impl Setup) -> Result<Aquarius, String> {
-        let cfg = cfg.clone();
-        fab.enable_pausing();
-        let mtu = fab.payload() + fab.header() + fab.int_overhead();
-        let layout = *fab.layout();
-        let topo = fab.topology();
-        let switches = (0..fab.switch_count())
-            .map(|s| {
-                let ports = topo.nodes[fab.switch_node(s).idx()].ports.len();
-                let hrtt = hop_rtt(fab, s);
-                AquariusSwitch::new(&cfg, ports, layout.total(), layout.per_class, hrtt, mtu)
-            })
-            .collect();
-        fab.start_watchdog(cfg.watchdog);
-        Ok(Aquarius {
-            cfg,
-            switches,
-            frames: FrameCounts::default(),
-        })
-    }
-
     /// The state of switch `s`.
     pub fn switch(&self, s: usize) -> &AquariusSwitch {
         &self.switches[s]
@@ -258,9 +237,133 @@ impl NicSide for Aquarius {
 
 impl Scheme for Aquarius {
     fn add_stats(&self, stats: &mut HopStats) {
-        for a in &self.switches {
-            stats.aquarius = stats.aquarius + a.stats();
-        }
+        let own = Describe::stats(self);
+        stats.assignments += own.assignments;
+        stats.queue_collisions += own.queue_collisions;
+        stats.index_collisions += own.index_collisions;
         self.frames.add_to(stats);
+    }
+}
+
+impl Describe for Aquarius {
+    const KIND: &'static str = "aquarius";
+    const SUMMARY: &'static str = "Aquarius (Li et al. 2023, Alg. 1-2, §3.2-3.3)";
+    type Config = AquariusConfig;
+    type Stats = AquariusStats;
+
+    /// Aquarius assigns queues to data packets only (ACKs ride the control queue); a static rsvQ is a port's
+    /// last data queue of one class.
+    fn validate(cfg: &AquariusConfig, switch: &SwitchFacts) -> Result<(), String> {
+        if !switch.ack_priority {
+            return Err(
+                "flow_control.kind = \"aquarius\" assigns queues to data packets: leave switch.ack_priority = true"
+                    .into(),
+            );
+        }
+        if cfg.rsv == RsvQueue::Static && (switch.classes != 1 || switch.queues_per_port < 2) {
+            return Err(format!(
+                "flow_control.rsv = \"static\" sets a port's last data queue aside for congested flows: \
+                 it needs switch.classes = 1 and at least 2 queues per port (not {} and {})",
+                switch.classes, switch.queues_per_port
+            ));
+        }
+        cfg.validate()
+    }
+
+    /// Creates each switch's state: the 1-hop RTT is the largest round trip of a link's delays over the
+    /// switch's ports, as for BFC; the MTU a full data packet.
+    fn new(cfg: &AquariusConfig, fab: &mut impl Setup) -> Result<Aquarius, String> {
+        let cfg = cfg.clone();
+        fab.enable_pausing();
+        let mtu = fab.payload() + fab.header() + fab.int_overhead();
+        let layout = *fab.layout();
+        let topo = fab.topology();
+        let switches = (0..fab.switch_count())
+            .map(|s| {
+                let ports = topo.nodes[fab.switch_node(s).idx()].ports.len();
+                let hrtt = hop_rtt(fab, s);
+                AquariusSwitch::new(&cfg, ports, layout.total(), layout.per_class, hrtt, mtu)
+            })
+            .collect();
+        fab.start_watchdog(cfg.watchdog);
+        Ok(Aquarius {
+            cfg,
+            switches,
+            frames: FrameCounts::default(),
+        })
+    }
+
+    fn presets() -> &'static [Preset] {
+        &[Preset {
+            name: "aquarius",
+            summary: "Aquarius (Li et al. 2023): contribution-aware pausing of single flows in shared queues and \
+                      opportunistic re-assigning to a reserved queue (Alg. 1-2, §3.2-3.3); 8 data queues, no end-to-end CC",
+            config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"aquarius\"\n[switch]\nqueues_per_port = 8\n",
+        }]
+    }
+
+    /// The switches' counts together.
+    fn stats(&self) -> AquariusStats {
+        self.switches
+            .iter()
+            .fold(AquariusStats::default(), |a, b| a + b.stats())
+    }
+
+    fn report(a: &AquariusStats) -> Option<SchemeReport> {
+        let report = AquariusReport {
+            high_pauses: a.high_pauses,
+            queue_pauses: a.queue_pauses,
+            reassigns: a.reassigns,
+            rsv_allocations: a.rsv_allocations,
+            rsv_unavailable: a.rsv_unavailable,
+            join_reassigns: a.join_reassigns,
+            unpaused_congested: a.unpaused_congested,
+        };
+        Some(SchemeReport::new("aquarius", "aquarius", true, report))
+    }
+}
+
+/// What Aquarius's switches did over a run (Li et al., APNet 2023), summed over switches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct AquariusReport {
+    /// PAUSEs sent because the queue was above Q_high (Algorithm 1 line 7), of all PAUSEs.
+    pub high_pauses: u64,
+    /// PAUSEs received that paused the flow's own queue (§3.3, the flow alone there).
+    pub queue_pauses: u64,
+    /// PAUSEs received that re-assigned the flow to the reserved queue (§3.3).
+    pub reassigns: u64,
+    /// Reserved queues allocated.
+    pub rsv_allocations: u64,
+    /// PAUSEs that needed a reserved queue but found no empty queue (the shared queue paused instead).
+    pub rsv_unavailable: u64,
+    /// Paused flows moved to the reserved queue when a new flow joined the queue held for them
+    /// (`reassign_on_join`).
+    pub join_reassigns: u64,
+    /// Congested packets of a flow that collided in its flow-table entry with the flow the entry's PAUSE named:
+    /// nothing pauses such a flow upstream.
+    pub unpaused_congested: u64,
+}
+
+impl std::fmt::Display for AquariusReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} PAUSEs above Q_high; received PAUSEs: {} paused the flow's queue, {} re-assigned it \
+             ({} rsvQs allocated, {} found none); {} congested packets of unpaused colliding flows",
+            self.high_pauses,
+            self.queue_pauses,
+            self.reassigns,
+            self.rsv_allocations,
+            self.rsv_unavailable,
+            self.unpaused_congested,
+        )?;
+        if self.join_reassigns > 0 {
+            write!(
+                f,
+                "; {} paused flows re-assigned when a new flow joined their queue",
+                self.join_reassigns
+            )?;
+        }
+        Ok(())
     }
 }

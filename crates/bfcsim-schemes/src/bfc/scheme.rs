@@ -13,10 +13,12 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::PortQueues;
 use rand::RngExt;
 
-use super::{Arrival, BfcConfig, BfcSwitch, Departure, EgressView, Enqueued, REFRESH, Signal};
+use super::{
+    Arrival, BfcConfig, BfcStats, BfcSwitch, Departure, EgressView, Enqueued, REFRESH, Signal,
+};
 use crate::fabric::{
-    Device, Entry, FabricOps, FrameCounts, HopStats, NicOps, NicSide, Scheme, Setup, SwitchOps,
-    SwitchSide,
+    Describe, Device, Entry, FabricOps, FrameCounts, HopStats, NicOps, NicSide, Preset, Scheme,
+    Setup, SwitchFacts, SwitchOps, SwitchSide,
 };
 
 /// [`Enqueued::tracked`] kept with a packet while it is in a switch.
@@ -143,47 +145,6 @@ fn changed_queues(
 }
 
 impl Bfc {
-    /// Creates each switch's BFC state: the 1-hop RTT is the largest round trip of a link's delays over the
-    /// switch's ports (§3.3.2), and App. B's table comes from the routes.
-    pub fn new(cfg: &BfcConfig, fab: &mut impl Setup) -> Result<Bfc, String> {
-        let cfg = cfg.clone();
-        fab.enable_pausing();
-        let topo = fab.topology();
-        let elided = if cfg.deadlock_prevention {
-            elided_pairs(topo, fab.routes())
-        } else {
-            vec![Vec::new(); topo.nodes.len()]
-        };
-        let per_class = fab.layout().per_class;
-        let mut switches = Vec::with_capacity(fab.switch_count());
-        let mut elide = Vec::with_capacity(fab.switch_count());
-        for s in 0..fab.switch_count() {
-            let node = fab.switch_node(s);
-            let n = topo.nodes[node.idx()].ports.len();
-            let rng = rng::stream(fab.seed(), Stream::Other(0xBFC0_0000 | node.0));
-            switches.push(BfcSwitch::new(&cfg, n, per_class, hop_rtt(fab, s), rng));
-            elide.push(ElidedPairs::new(n, &elided[node.idx()]));
-        }
-        let loss_rngs = if cfg.lose_frames > 0.0 {
-            (0..topo.ports.len() as u32)
-                .map(|p| rng::stream(fab.seed(), Stream::Other(0x4f50_0000 | p)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        fab.start_watchdog(cfg.watchdog);
-        Ok(Bfc {
-            cfg,
-            switches,
-            elide,
-            loss_rngs,
-            frames: FrameCounts::default(),
-            refresh_frames: 0,
-            frames_lost: 0,
-            words: Vec::new(),
-        })
-    }
-
     /// The BFC state of switch `s`.
     pub fn switch(&self, s: usize) -> &BfcSwitch {
         &self.switches[s]
@@ -422,11 +383,156 @@ impl NicSide for Bfc {
 
 impl Scheme for Bfc {
     fn add_stats(&self, stats: &mut HopStats) {
-        for b in &self.switches {
-            stats.bfc = stats.bfc + b.stats();
-        }
+        let own = Describe::stats(self);
+        stats.assignments += own.assignments;
+        stats.queue_collisions += own.queue_collisions;
+        stats.index_collisions += own.index_collisions;
         self.frames.add_to(stats);
         stats.refresh_frames += self.refresh_frames;
         stats.frames_lost += self.frames_lost;
+    }
+}
+
+/// BFC's named configurations: the paper's, its variants (§6.1, App. A) and the ideal baselines of §6.2.1, which
+/// run BFC's dynamic queue assignment without backpressure over exact flow tables.
+const PRESETS: &[Preset] = &[
+    Preset {
+        name: "bfc",
+        summary: "Backpressure Flow Control (Goyal et al. 2022, §3.3): 32 data queues, paper defaults, no end-to-end CC",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\n[switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-single",
+        summary: "BFC's backpressure with every flow in one queue, like PFC (BFC §6.1 'BFC + single')",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nassignment = \"single\"\n\
+                 [switch]\nqueues_per_port = 1\n",
+    },
+    Preset {
+        name: "bfc-stochastic",
+        summary: "BFC with flows hashed to fixed queues, as SFQ (BFC App. A.10)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nassignment = \"stochastic\"\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-cc",
+        summary: "BFC plus the simple delay-based window of App. A.1 (RTT target 2.5 × base RTT)",
+        config: "[cc]\nname = \"rtt-target\"\n[flow_control]\nkind = \"bfc\"\n[switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-incastlabel",
+        summary: "BFC with labelled incast flows sharing one queue per egress (BFC App. A.7)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nincast_label = true\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-nic-unaware",
+        summary: "BFC in the switches only: NICs ignore pauses and cap in-flight data at 1 BDP (BFC App. A.8)",
+        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[flow_control]\nkind = \"bfc\"\nnic_obeys_pause = false\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-sampling",
+        summary: "BFC recirculating half the packets for its bookkeeping (BFC App. A.8)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nsampling = 0.5\n\
+                 [switch]\nqueues_per_port = 32\n",
+    },
+    Preset {
+        name: "bfc-artifact",
+        summary: "BFC as the authors' public ns-3 code runs it (docs/FIDELITY.md)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\nthreshold = \"artifact\"\n\
+                 sticky = \"6us\"\nflow_table_per_queue = 200\nframe_size = 156\n\
+                 [switch]\nqueues_per_port = 31\nscheduler = \"round-robin\"\nunlimited_buffer = true\n\
+                 [nic]\nheader = 20\nack_size = 30\nack_every = 256\n",
+    },
+    Preset {
+        name: "bfc-srf",
+        summary: "BFC with shortest-remaining-first scheduling at switches and NICs by the remaining size in each packet (BFC App. A.2)",
+        config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"bfc\"\n\
+                 [switch]\nqueues_per_port = 32\nscheduler = \"srf\"\n[nic]\nscheduler = \"srf\"\n",
+    },
+    Preset {
+        name: "ideal-fq",
+        summary: "ideal fair queuing: a queue per flow at every switch, unlimited buffers, 1-BDP NIC cap (BFC §6.2.1)",
+        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
+                 exact_flow_table = true\nsticky = \"0ns\"\n\
+                 [switch]\nqueues_per_port = 1024\nunlimited_buffer = true\n",
+    },
+    Preset {
+        name: "ideal-srf",
+        summary: "ideal shortest remaining first: ideal-fq with SRF at switches and NICs (BFC App. A.2 'IdealSRF')",
+        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
+                 exact_flow_table = true\nsticky = \"0ns\"\n\
+                 [switch]\nqueues_per_port = 1024\nunlimited_buffer = true\nscheduler = \"srf\"\n\
+                 [nic]\nscheduler = \"srf\"\n",
+    },
+];
+
+impl Describe for Bfc {
+    const KIND: &'static str = "bfc";
+    const SUMMARY: &'static str = "Backpressure Flow Control (BFC §3.3)";
+    type Config = BfcConfig;
+    type Stats = BfcStats;
+
+    /// BFC assigns queues to data packets only: ACKs ride the control queue.
+    fn validate(cfg: &BfcConfig, switch: &SwitchFacts) -> Result<(), String> {
+        if !switch.ack_priority {
+            return Err(
+                "flow_control.kind = \"bfc\" assigns queues to data packets: leave switch.ack_priority = true"
+                    .into(),
+            );
+        }
+        cfg.validate()
+    }
+
+    /// Creates each switch's BFC state: the 1-hop RTT is the largest round trip of a link's delays over the
+    /// switch's ports (§3.3.2), and App. B's table comes from the routes.
+    fn new(cfg: &BfcConfig, fab: &mut impl Setup) -> Result<Bfc, String> {
+        let cfg = cfg.clone();
+        fab.enable_pausing();
+        let topo = fab.topology();
+        let elided = if cfg.deadlock_prevention {
+            elided_pairs(topo, fab.routes())
+        } else {
+            vec![Vec::new(); topo.nodes.len()]
+        };
+        let per_class = fab.layout().per_class;
+        let mut switches = Vec::with_capacity(fab.switch_count());
+        let mut elide = Vec::with_capacity(fab.switch_count());
+        for s in 0..fab.switch_count() {
+            let node = fab.switch_node(s);
+            let n = topo.nodes[node.idx()].ports.len();
+            let rng = rng::stream(fab.seed(), Stream::Other(0xBFC0_0000 | node.0));
+            switches.push(BfcSwitch::new(&cfg, n, per_class, hop_rtt(fab, s), rng));
+            elide.push(ElidedPairs::new(n, &elided[node.idx()]));
+        }
+        let loss_rngs = if cfg.lose_frames > 0.0 {
+            (0..topo.ports.len() as u32)
+                .map(|p| rng::stream(fab.seed(), Stream::Other(0x4f50_0000 | p)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        fab.start_watchdog(cfg.watchdog);
+        Ok(Bfc {
+            cfg,
+            switches,
+            elide,
+            loss_rngs,
+            frames: FrameCounts::default(),
+            refresh_frames: 0,
+            frames_lost: 0,
+            words: Vec::new(),
+        })
+    }
+
+    fn presets() -> &'static [Preset] {
+        PRESETS
+    }
+
+    /// The switches' counts together.
+    fn stats(&self) -> BfcStats {
+        self.switches
+            .iter()
+            .fold(BfcStats::default(), |a, b| a + b.stats())
     }
 }

@@ -26,7 +26,7 @@ use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
 pub use feedback::CreditFeedback;
-pub use scheme::ExpressPass;
+pub use scheme::{CreditReport, ExpressPass};
 pub use shaper::CreditShaper;
 
 /// The receiver's permission to send one data packet (§3.1); `aux` is its sequence number and `seq` the

@@ -31,7 +31,8 @@ use super::{
     ExpressPassConfig,
 };
 use crate::fabric::{
-    Entry, HopStats, NicOps, NicSide, Receiving, Scheme, Setup, SwitchOps, SwitchSide,
+    Describe, Entry, NicOps, NicSide, Preset, Receiving, Scheme, SchemeReport, Setup, SwitchFacts,
+    SwitchOps, SwitchSide,
 };
 
 /// ExpressPass's state in one shard of a run.
@@ -87,43 +88,6 @@ struct Pacer {
 }
 
 impl ExpressPass {
-    /// A credit rate limiter for every switch port and NIC, at the credit share of its link.
-    pub fn new(cfg: &ExpressPassConfig, fab: &mut impl Setup) -> Result<ExpressPass, String> {
-        let cfg = cfg.clone();
-        let credit = cfg.credit_size;
-        let data = Bytes((fab.payload() + fab.header()) as u64);
-        let shaper =
-            |rate| CreditShaper::new(credit_rate(rate, credit, data), credit, cfg.credit_burst);
-        let ports = (0..fab.sw_port_count() as u32)
-            .map(|sp| shaper(fab.link_rate(fab.sw_port_id(sp))))
-            .collect();
-        let hosts = (0..fab.host_count() as u32)
-            .map(|h| {
-                let rate = fab.link_rate(fab.host_port(h));
-                HostSide {
-                    credits: VecDeque::new(),
-                    shaper: shaper(rate),
-                    max_rate: credit_rate(rate, credit, data),
-                    due: BinaryHeap::new(),
-                    requests: BinaryHeap::new(),
-                    rng: rng::stream(fab.seed(), Stream::Other(0xC4ED_0000 | h)),
-                }
-            })
-            .collect();
-        let layout = fab.layout();
-        Ok(ExpressPass {
-            credit_q: layout.data_queue(0),
-            data_q: layout.data_queue(1),
-            payload: fab.payload(),
-            cfg,
-            ports,
-            hosts,
-            senders: Vec::new(),
-            pacers: HashMap::new(),
-            stats: CreditStats::default(),
-        })
-    }
-
     /// Holds switch port `sp`'s credit queue back until its tokens are back, if they are short now.
     fn gate_credits(&mut self, fab: &mut impl SwitchOps, sp: u32) {
         let ready = self.ports[sp as usize].ready_at();
@@ -420,8 +384,144 @@ impl NicSide for ExpressPass {
     }
 }
 
-impl Scheme for ExpressPass {
-    fn add_stats(&self, stats: &mut HopStats) {
-        stats.credits = stats.credits + self.stats;
+impl Scheme for ExpressPass {}
+
+impl Describe for ExpressPass {
+    const KIND: &'static str = "expresspass";
+    const SUMMARY: &'static str =
+        "ExpressPass credits (Cho et al. 2017), the authors' ns-2 defaults";
+    type Config = ExpressPassConfig;
+    type Stats = CreditStats;
+
+    /// Credits and data in two strict-priority queues; data routed back along its credits' path.
+    fn validate(cfg: &ExpressPassConfig, switch: &SwitchFacts) -> Result<(), String> {
+        if switch.classes != 2 || switch.queues_per_port != 2 {
+            return Err(format!(
+                "flow_control.kind = \"expresspass\" puts credits and data in two strict-priority queues: \
+                 set switch.classes = 2 and switch.queues_per_port = 2 (not {} and {})",
+                switch.classes, switch.queues_per_port
+            ));
+        }
+        if !switch.ecmp {
+            return Err(
+                "flow_control.kind = \"expresspass\" routes data back along its credits' path: set \
+                 switch.load_balancing = \"ecmp\""
+                    .into(),
+            );
+        }
+        cfg.validate()
+    }
+
+    /// A credit rate limiter for every switch port and NIC, at the credit share of its link.
+    fn new(cfg: &ExpressPassConfig, fab: &mut impl Setup) -> Result<ExpressPass, String> {
+        let cfg = cfg.clone();
+        let credit = cfg.credit_size;
+        let data = Bytes((fab.payload() + fab.header()) as u64);
+        let shaper =
+            |rate| CreditShaper::new(credit_rate(rate, credit, data), credit, cfg.credit_burst);
+        let ports = (0..fab.sw_port_count() as u32)
+            .map(|sp| shaper(fab.link_rate(fab.sw_port_id(sp))))
+            .collect();
+        let hosts = (0..fab.host_count() as u32)
+            .map(|h| {
+                let rate = fab.link_rate(fab.host_port(h));
+                HostSide {
+                    credits: VecDeque::new(),
+                    shaper: shaper(rate),
+                    max_rate: credit_rate(rate, credit, data),
+                    due: BinaryHeap::new(),
+                    requests: BinaryHeap::new(),
+                    rng: rng::stream(fab.seed(), Stream::Other(0xC4ED_0000 | h)),
+                }
+            })
+            .collect();
+        let layout = fab.layout();
+        Ok(ExpressPass {
+            credit_q: layout.data_queue(0),
+            data_q: layout.data_queue(1),
+            payload: fab.payload(),
+            cfg,
+            ports,
+            hosts,
+            senders: Vec::new(),
+            pacers: HashMap::new(),
+            stats: CreditStats::default(),
+        })
+    }
+
+    fn presets() -> &'static [Preset] {
+        &[
+            Preset {
+                name: "expresspass",
+                summary: "ExpressPass (Cho et al. 2017): receiver-paced credits rate-limited at every port, one data packet per \
+                          credit; alpha 0.5, w_init 1/16, 16-credit queues, 12 MB shared buffer (BFC §6.2.1)",
+                config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
+                         [switch]\nclasses = 2\nqueues_per_port = 2\n[nic]\nack_every = 0\n",
+            },
+            Preset {
+                name: "expresspass-75mb",
+                summary: "ExpressPass on switches with a dedicated 75 MB buffer per port, as BFC §6.2.1 ran it (no drops)",
+                config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
+                         [switch]\nclasses = 2\nqueues_per_port = 2\nports_per_pool = 1\npool_size = \"75MB\"\n\
+                         alpha = 1000000.0\n[nic]\nack_every = 0\n",
+            },
+        ]
+    }
+
+    fn stats(&self) -> CreditStats {
+        self.stats
+    }
+
+    fn report(c: &CreditStats) -> Option<SchemeReport> {
+        let report = CreditReport::new(c.requests, c.sent, c.dropped, c.wasted, c.stops);
+        Some(SchemeReport::new("credits", "expresspass", false, report))
+    }
+}
+
+/// What ExpressPass's credits did over a run (Cho et al., SIGCOMM 2017).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct CreditReport {
+    /// Credit requests senders sent.
+    pub requests: u64,
+    /// Credits receivers sent.
+    pub sent: u64,
+    /// Credits dropped at full credit queues (switch ports and receivers' NICs): how ExpressPass signals
+    /// congestion.
+    pub dropped: u64,
+    /// Credits that reached a sender with nothing left to send (§6.3).
+    pub wasted: u64,
+    /// `wasted / sent`.
+    pub wasted_fraction: f64,
+    /// Credit stops senders sent.
+    pub stops: u64,
+}
+
+impl CreditReport {
+    /// From the counts; the fraction is 0 when no credit was sent.
+    pub fn new(requests: u64, sent: u64, dropped: u64, wasted: u64, stops: u64) -> CreditReport {
+        CreditReport {
+            requests,
+            sent,
+            dropped,
+            wasted,
+            wasted_fraction: wasted as f64 / sent.max(1) as f64,
+            stops,
+        }
+    }
+}
+
+impl std::fmt::Display for CreditReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} credit requests, {} credits sent, {} dropped at full credit queues, {} wasted ({:.2}% of those \
+             sent), {} credit stops",
+            self.requests,
+            self.sent,
+            self.dropped,
+            self.wasted,
+            self.wasted_fraction * 100.0,
+            self.stops
+        )
     }
 }

@@ -22,7 +22,11 @@
 //! | frame arrival | [`SwitchSide::switch_frame`], [`NicSide::nic_frame`] | a per-hop frame (PAUSE, RESUME, refresh) reached the device at the far end of its link |
 //! | control packet arrival | [`NicSide::packet_arrived`] | one of the scheme's own end-to-end control packets (a credit, a grant) reached its host |
 //! | NIC: data arrives | [`NicSide::data_arrived`] | a data packet reached its destination and the flow's receiver took it |
+//! | NIC: a header arrives | [`NicSide::header_arrived`] | a data packet a switch trimmed ([`SwitchOps::trim`]) reached its destination; the scheme may answer ([`NicOps::reply`]) |
+//! | NIC: a reply leaves | [`NicSide::echo`] | the receiver built an ACK or NACK for a data packet; the scheme may copy its own bits into it |
+//! | NIC: a reply arrives | [`NicSide::reply_arrived`] | an ACK, NACK or CNP reached the flow's sender, before its transport takes it |
 //! | timers | [`SwitchSide::switch_timer`], [`NicSide::nic_timer`] | the timer the scheme armed on a port ([`FabricOps::arm_timer`], or [`SwitchOps::arm_batched_timer`] for timers on a grid) is due |
+//! | timers | [`Scheme::token_timer`] | the timer the scheme armed by a token of its own ([`FabricOps::arm_token_timer`]) is due |
 //! | NIC: a flow ends | [`NicSide::flow_finished`] | every byte of the flow is acknowledged |
 //!
 //! A hook is a `&mut self` method generic over the operations it is handed, so the fabric's calls are static
@@ -34,6 +38,7 @@
 //! handed `now` and an input, they answer with actions (a queue, a PAUSE to send, a drop); the hooks describe
 //! packets to them and carry out their answers with the fabric's verbs.
 
+mod describe;
 mod flow;
 mod ops;
 mod side;
@@ -41,7 +46,8 @@ mod stats;
 
 pub mod fake;
 
+pub use describe::{Describe, Preset, ReportValue, SchemeReport, SwitchFacts, TAGGED};
 pub use flow::Flow;
 pub use ops::{Device, Entry, FabricOps, NicOps, Receiving, Setup, SwitchOps};
-pub use side::{NicSide, Plain, Scheme, SwitchSide};
-pub use stats::{FrameCounts, HopStats};
+pub use side::{NicSide, NoParams, Plain, Scheme, SwitchSide};
+pub use stats::{FrameCounts, HopStats, NoStats};

@@ -170,9 +170,18 @@ impl SwitchSide for Plain {}
 impl NicSide for Plain {}
 impl Scheme for Plain {}
 
-impl Plain {
-    /// No state to build.
-    pub fn new(_fab: &mut impl super::Setup) -> Result<Plain, String> {
+/// The parameters of a scheme that has none: an empty `[flow_control]` table.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+impl super::Describe for Plain {
+    const KIND: &'static str = "none";
+    const SUMMARY: &'static str = "none: queues only drop";
+    type Config = NoParams;
+    type Stats = super::NoStats;
+
+    fn new(_cfg: &NoParams, _fab: &mut impl super::Setup) -> Result<Plain, String> {
         Ok(Plain)
     }
 }

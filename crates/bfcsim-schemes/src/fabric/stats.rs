@@ -1,7 +1,8 @@
 //! The counts the fabric and the running scheme keep of what happened inside the network.
 
-/// Per-hop flow control counts, and each scheme's own: the fabric's watchdog fills in its alarms, the running
-/// scheme adds the rest ([`super::Scheme::add_stats`]).
+/// Per-hop flow control counts the fabric and every pausing scheme keep: the watchdog fills in its alarms, the
+/// running scheme the rest ([`super::Scheme::add_stats`]); what a scheme counts beyond these is its own
+/// ([`super::Describe::Stats`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HopStats {
     /// PAUSE frames sent.
@@ -16,14 +17,12 @@ pub struct HopStats {
     pub watchdog_alarms: u64,
     /// The first alarm, described.
     pub first_alarm: Option<String>,
-    /// BFC's switch counts, summed over switches.
-    pub bfc: crate::bfc::BfcStats,
-    /// ExpressPass's credit counts.
-    pub credits: crate::expresspass::CreditStats,
-    /// Homa's grants, RESENDs and core queuing delays.
-    pub homa: crate::homa::HomaStats,
-    /// Aquarius's switch counts, summed over switches.
-    pub aquarius: crate::aquarius::AquariusStats,
+    /// Queue assignments a scheme that assigns flows to queues made (BFC, Aquarius).
+    pub assignments: u64,
+    /// Assignments that found no empty queue: a new flow shares an occupied one (BFC §3.3.1).
+    pub queue_collisions: u64,
+    /// Packets that found their flow-table entry holding another flow's packets (BFC §3.3.1).
+    pub index_collisions: u64,
 }
 
 impl std::ops::Add for HopStats {
@@ -37,11 +36,21 @@ impl std::ops::Add for HopStats {
             frames_lost: self.frames_lost + o.frames_lost,
             watchdog_alarms: self.watchdog_alarms + o.watchdog_alarms,
             first_alarm: self.first_alarm.or(o.first_alarm),
-            bfc: self.bfc + o.bfc,
-            credits: self.credits + o.credits,
-            homa: self.homa + o.homa,
-            aquarius: self.aquarius + o.aquarius,
+            assignments: self.assignments + o.assignments,
+            queue_collisions: self.queue_collisions + o.queue_collisions,
+            index_collisions: self.index_collisions + o.index_collisions,
         }
+    }
+}
+
+/// Nothing counted: the [`super::Describe::Stats`] of a scheme without counts of its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoStats;
+
+impl std::ops::Add for NoStats {
+    type Output = NoStats;
+    fn add(self, _: NoStats) -> NoStats {
+        NoStats
     }
 }
 

@@ -19,7 +19,7 @@ use bfcsim_core::{Bytes, Time};
 use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
-pub use scheme::Homa;
+pub use scheme::{Homa, HomaReport};
 
 /// The receiver lets the sender send up to byte `seq`, its scheduled packets at level `aux` (Homa §3, "Flow
 /// control").

@@ -16,11 +16,15 @@
 
 use std::collections::BTreeMap;
 
+use bfcsim_core::hist::DelayReport;
 use bfcsim_core::{FlowId, NodeId, PacketId, Time};
 use bfcsim_net::packet::Packet;
 
 use super::{GRANT, Grant, GrantScheduler, HomaConfig, HomaStats, Priorities, RESEND};
-use crate::fabric::{HopStats, NicOps, NicSide, Receiving, Scheme, Setup, SwitchOps, SwitchSide};
+use crate::fabric::{
+    Describe, NicOps, NicSide, Preset, Receiving, Scheme, SchemeReport, Setup, SwitchFacts,
+    SwitchOps, SwitchSide,
+};
 use crate::transport::Recovery;
 
 /// Homa's state in one shard of a run.
@@ -73,62 +77,6 @@ enum Core {
 }
 
 impl Homa {
-    /// Homa's priority cutoffs from the run's message sizes, and each switch port's place for Table 2.
-    pub fn new(cfg: &HomaConfig, fab: &mut impl Setup) -> Result<Homa, String> {
-        let cfg = cfg.clone();
-        let t = fab.transport();
-        if t.recovery != Recovery::Selective || t.nack || t.ack_every != 0 {
-            return Err(
-                "flow_control.kind = \"homa\" recovers losses with RESENDs over selective repeat and acknowledges \
-                 only whole messages: set nic.recovery = \"selective\", nic.nack = false, nic.ack_every = 0"
-                    .into(),
-            );
-        }
-        let sizes: Vec<u64> = fab.flows().iter().map(|f| f.spec.size.0).collect();
-        let prio = Priorities::from_sizes(&cfg, &sizes);
-        let overcommitment = match cfg.overcommitment {
-            0 => prio.scheduled(),
-            n => n,
-        };
-        let topo = fab.topology();
-        let is_switch = |node: NodeId| fab.switch_of_node(node).is_some();
-        let has_hosts = |node: NodeId| {
-            topo.nodes[node.idx()]
-                .ports
-                .iter()
-                .any(|&p| !is_switch(topo.peer_node(p)))
-        };
-        let core = (0..fab.sw_port_count() as u32)
-            .map(|sp| {
-                let port = fab.sw_port_id(sp);
-                let node = topo.ports[port.idx()].node;
-                let peer = topo.peer_node(port);
-                if !is_switch(peer) {
-                    Core::Other
-                } else if has_hosts(node) {
-                    Core::Up
-                } else if has_hosts(peer) {
-                    Core::Down
-                } else {
-                    Core::Other
-                }
-            })
-            .collect();
-        Ok(Homa {
-            receivers: (0..fab.host_count())
-                .map(|_| ReceiverSide::default())
-                .collect(),
-            cfg,
-            prio,
-            overcommitment,
-            control_size: fab.ack_size(),
-            senders: Vec::new(),
-            core,
-            stats: HomaStats::default(),
-            grants: Vec::new(),
-        })
-    }
-
     /// Receiver `h`'s RESEND check (§3 "Lost packets"): every incoming message with granted bytes missing and
     /// nothing heard for `resend_timeout` is asked for its first missing range, after a copy of its current grant
     /// (the grant may be what was lost: a sender that never saw it has nothing to resend); each further RESEND
@@ -300,8 +248,158 @@ impl NicSide for Homa {
     }
 }
 
-impl Scheme for Homa {
-    fn add_stats(&self, stats: &mut HopStats) {
-        stats.homa = std::mem::take(&mut stats.homa) + self.stats.clone();
+impl Scheme for Homa {}
+
+/// A Homa preset's configuration: `$levels` priority levels (switch classes and queues), `$lb` load balancing,
+/// no congestion control, unlimited buffers (BFC App. A.2: "The Homa simulator assumes unbounded buffers"), SRPT
+/// at the NIC, and whole-message ACKs with RESEND-driven selective repeat.
+macro_rules! preset {
+    ($levels:literal, $lb:literal) => {
+        concat!(
+            "[cc]\nname = \"none\"\n[flow_control]\nkind = \"homa\"\npriorities = ", $levels,
+            "\n[switch]\nclasses = ", $levels, "\nqueues_per_port = ", $levels,
+            "\nunlimited_buffer = true\nload_balancing = \"", $lb,
+            "\"\n[nic]\nscheduler = \"srf\"\nack_every = 0\nrecovery = \"selective\"\nnack = false\n"
+        )
+    };
+}
+
+impl Describe for Homa {
+    const KIND: &'static str = "homa";
+    const SUMMARY: &'static str = "Homa's priorities and grants (Montazeri et al. 2018)";
+    type Config = HomaConfig;
+    type Stats = HomaStats;
+
+    /// A strict-priority queue per level.
+    fn validate(cfg: &HomaConfig, switch: &SwitchFacts) -> Result<(), String> {
+        if switch.classes != cfg.priorities || switch.queues_per_port != cfg.priorities {
+            return Err(format!(
+                "flow_control.kind = \"homa\" gives each of its {} priority levels a strict-priority queue: \
+                 set switch.classes and switch.queues_per_port to {} (not {} and {})",
+                cfg.priorities, cfg.priorities, switch.classes, switch.queues_per_port
+            ));
+        }
+        cfg.validate()
+    }
+
+    /// Homa's priority cutoffs from the run's message sizes, and each switch port's place for Table 2.
+    fn new(cfg: &HomaConfig, fab: &mut impl Setup) -> Result<Homa, String> {
+        let cfg = cfg.clone();
+        let t = fab.transport();
+        if t.recovery != Recovery::Selective || t.nack || t.ack_every != 0 {
+            return Err(
+                "flow_control.kind = \"homa\" recovers losses with RESENDs over selective repeat and acknowledges \
+                 only whole messages: set nic.recovery = \"selective\", nic.nack = false, nic.ack_every = 0"
+                    .into(),
+            );
+        }
+        let sizes: Vec<u64> = fab.flows().iter().map(|f| f.spec.size.0).collect();
+        let prio = Priorities::from_sizes(&cfg, &sizes);
+        let overcommitment = match cfg.overcommitment {
+            0 => prio.scheduled(),
+            n => n,
+        };
+        let topo = fab.topology();
+        let is_switch = |node: NodeId| fab.switch_of_node(node).is_some();
+        let has_hosts = |node: NodeId| {
+            topo.nodes[node.idx()]
+                .ports
+                .iter()
+                .any(|&p| !is_switch(topo.peer_node(p)))
+        };
+        let core = (0..fab.sw_port_count() as u32)
+            .map(|sp| {
+                let port = fab.sw_port_id(sp);
+                let node = topo.ports[port.idx()].node;
+                let peer = topo.peer_node(port);
+                if !is_switch(peer) {
+                    Core::Other
+                } else if has_hosts(node) {
+                    Core::Up
+                } else if has_hosts(peer) {
+                    Core::Down
+                } else {
+                    Core::Other
+                }
+            })
+            .collect();
+        Ok(Homa {
+            receivers: (0..fab.host_count())
+                .map(|_| ReceiverSide::default())
+                .collect(),
+            cfg,
+            prio,
+            overcommitment,
+            control_size: fab.ack_size(),
+            senders: Vec::new(),
+            core,
+            stats: HomaStats::default(),
+            grants: Vec::new(),
+        })
+    }
+
+    fn presets() -> &'static [Preset] {
+        &[
+            Preset {
+                name: "homa",
+                summary: "Homa (Montazeri et al. 2018): unscheduled RTTbytes at levels cut from the workload, receiver grants (SRPT, \
+                          overcommitment = scheduled levels), SRPT at the sender, RESEND; 32 levels, packet spraying, unlimited \
+                          buffers (BFC App. A.2)",
+                config: preset!(32, "spray"),
+            },
+            Preset {
+                name: "homa-ecmp",
+                summary: "homa with flow-level ECMP instead of packet spraying (BFC App. A.2's Homa ECMP)",
+                config: preset!(32, "ecmp"),
+            },
+            Preset {
+                name: "homa-8",
+                summary: "homa with the 8 priority levels of the Homa paper",
+                config: preset!(8, "spray"),
+            },
+        ]
+    }
+
+    fn stats(&self) -> HomaStats {
+        self.stats.clone()
+    }
+
+    fn report(h: &HomaStats) -> Option<SchemeReport> {
+        let report = HomaReport {
+            grants: h.grants,
+            resends: h.resends,
+            core_up: DelayReport::from_ps(&h.core_up),
+            core_down: DelayReport::from_ps(&h.core_down),
+        };
+        Some(SchemeReport::new("homa", "homa", false, report))
+    }
+}
+
+/// What Homa did over a run (Montazeri et al., SIGCOMM 2018), with BFC App. A.2's Table 2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct HomaReport {
+    /// Grants receivers sent.
+    pub grants: u64,
+    /// RESENDs receivers sent.
+    pub resends: u64,
+    /// Queuing delay of scheduled data packets at switch ports from a ToR into the core (Table 2's ToR-Agg).
+    pub core_up: DelayReport,
+    /// The same at switch ports from the core to a ToR (Table 2's Agg-ToR).
+    pub core_down: DelayReport,
+}
+
+impl std::fmt::Display for HomaReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} grants, {} resends; scheduled packets' queuing delay ToR->core p50 {:.1} us p99 {:.1} us, \
+             core->ToR p50 {:.1} us p99 {:.1} us",
+            self.grants,
+            self.resends,
+            self.core_up.p50_ns / 1e3,
+            self.core_up.p99_ns / 1e3,
+            self.core_down.p50_ns / 1e3,
+            self.core_down.p99_ns / 1e3,
+        )
     }
 }

@@ -54,18 +54,19 @@ use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};
 use bfcsim_schemes::dcqcn::CnpGenerator;
-use bfcsim_schemes::fabric::{Device, Entry, Flow, HopStats, Scheme, SwitchSide};
+use bfcsim_schemes::fabric::{Device, Entry, Flow, HopStats, Scheme};
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
-use crate::config::{Connections, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig};
+use crate::config::{Connections, NicConfig, NicScheduler, Scheduler, SwitchConfig};
 use crate::timers::TimerQueue;
 use connections::{Connection, ConnectionPool};
 use exchange::*;
 pub(crate) use exchange::{Mail, Parcel};
 use flows::*;
 use nic::*;
-use registry::AnyScheme;
+pub(crate) use registry::AnyScheme;
+pub use registry::{FlowControl, SchemeEntry};
 use scheme_timer::{TimerBatches, TokenTimers};
 use switch::*;
 use wire::*;
@@ -374,12 +375,12 @@ impl Shard {
     /// Packets and bytes this shard holds (NICs, queues, wires, its outbox and the scheme's own), for the
     /// conservation check.
     pub(crate) fn census(&self) -> (u64, u64) {
-        self.fab.census(&self.scheme)
+        self.scheme.census(&self.fab)
     }
 
     /// This shard's end-of-run invariant violations, the scheme's included.
     pub(crate) fn local_violations(&self) -> Vec<String> {
-        let mut v = self.fab.local_violations(&self.scheme);
+        let mut v = self.scheme.local_violations(&self.fab);
         self.scheme.violations(&self.fab, &mut v);
         v
     }

@@ -1,44 +1,140 @@
 //! The schemes a run can choose by the `[flow_control]` section's `kind`: one line each in the `schemes!` list
-//! below, from which the [`AnyScheme`] enum, its construction and its static dispatch of every hook follow.
-//! The schemes themselves live in `bfcsim-schemes`, written against [`bfcsim_schemes::fabric`].
+//! below. Each is a type of `bfcsim-schemes` with its hooks ([`bfcsim_schemes::fabric::Scheme`]) and its
+//! descriptor ([`Describe`]: kind, parameters, checks, presets, counts, report); from the list follow the
+//! [`FlowControl`] configuration and its parsing, naming and checks, the catalog `bfcsim schemes` prints, and
+//! the [`AnyScheme`] enum that holds the running scheme and dispatches its hooks statically.
 
-use bfcsim_core::PacketId;
-use bfcsim_net::pfc::{PfcIngress, PfcRecord, PortPause};
+use std::any::Any;
+
 use bfcsim_schemes::aquarius::Aquarius;
-use bfcsim_schemes::bfc::{Bfc, BfcSwitch};
+use bfcsim_schemes::bfc::Bfc;
 use bfcsim_schemes::expresspass::ExpressPass;
 use bfcsim_schemes::fabric::{
-    Entry, HopStats, NicOps, NicSide, Plain, Scheme, Setup, SwitchOps, SwitchSide,
+    Describe, HopStats, NoParams, Plain, Preset, Scheme, SchemeReport, Setup, SwitchFacts,
+    SwitchSide,
 };
 use bfcsim_schemes::homa::Homa;
 use bfcsim_schemes::pfc::Pfc;
+use serde::{Deserialize, Serialize};
 
 use super::*;
+use crate::config::SwitchConfig;
 
-/// Declares the schemes: each line is `config variant => AnyScheme variant(state type)`, where the
-/// configuration variant is [`FlowControl`]'s and the state type implements [`Scheme`] and has a constructor
-/// `new(&config, &mut impl Setup) -> Result<Self, String>` (`Plain`'s takes no configuration). Generates the
-/// enum, [`AnyScheme::new`] and the `dispatch!` macro that calls a hook of the running scheme (`$d` is the `$`
-/// token, so that the generated macro can have repetitions of its own).
+/// Declares the schemes: the scheme without parameters that runs when `[flow_control]` names none, then one
+/// line `Variant => Type` per scheme, where `Type` implements [`Describe`] and `Variant` names its
+/// [`FlowControl`] and [`AnyScheme`] variants. `$d` is the `$` token, so that the generated macros can have
+/// repetitions of their own.
 macro_rules! schemes {
-    ($d:tt $($config:ident $(($cfg:ident))? => $variant:ident($side:ty)),* $(,)?) => {
+    ($d:tt $none:ident => $plain:ty, $($variant:ident => $side:ty),* $(,)?) => {
+        /// The scheme that acts inside the network, at switches and NICs (`[flow_control]`, tagged by `kind`):
+        /// per-hop flow control between neighbouring devices (BFC, PFC, Aquarius) or a receiver-driven scheme's
+        /// switch and NIC sides (ExpressPass, Homa), with its parameters.
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub enum FlowControl {
+            /// None: queues only drop.
+            #[default]
+            $none,
+            $(
+                #[doc = concat!("[`", stringify!($side), "`] with its parameters.")]
+                $variant(<$side as Describe>::Config),
+            )*
+        }
+
+        impl FlowControl {
+            /// The `kind` as experiment files spell it.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    FlowControl::$none => <$plain>::KIND,
+                    $(FlowControl::$variant(_) => <$side>::KIND,)*
+                }
+            }
+
+            /// Checks the parameters against the switch they run on.
+            pub fn validate(&self, switch: &SwitchConfig) -> Result<(), String> {
+                let facts = SwitchFacts {
+                    control_priority: switch.control_priority,
+                    ack_priority: switch.ack_priority,
+                    classes: switch.classes,
+                    queues_per_port: switch.queues_per_port,
+                    one_pool: switch.ports_per_pool == 0 && switch.pool_size.is_none(),
+                    ecmp: switch.load_balancing == bfcsim_net::routing::LoadBalancing::Ecmp,
+                };
+                if *self != FlowControl::$none && !switch.control_priority {
+                    return Err(format!(
+                        "flow_control.kind = \"{}\" sends PAUSE/RESUME in the strict-priority control queue: set \
+                         switch.control_priority = true",
+                        self.name()
+                    ));
+                }
+                match self {
+                    FlowControl::$none => Ok(()),
+                    $(FlowControl::$variant(c) => <$side>::validate(c, &facts),)*
+                }
+            }
+
+            /// Every scheme a run can choose, with its default parameters, in the registry's order.
+            pub fn catalog() -> Vec<SchemeEntry> {
+                vec![
+                    SchemeEntry::of::<$plain>(FlowControl::$none),
+                    $(SchemeEntry::of::<$side>(FlowControl::$variant(Default::default())),)*
+                ]
+            }
+        }
+
+        impl bfcsim_core::tagged::Tagged for FlowControl {
+            const TAG: &'static str = "kind";
+            const VARIANTS: &'static [&'static str] = &[<$plain>::KIND, $(<$side>::KIND),*];
+            const DEFAULT: &'static str = <$plain>::KIND;
+            fn from_variant<'de, D: serde::Deserializer<'de>>(
+                name: &str,
+                rest: D,
+            ) -> Result<Self, D::Error> {
+                if name == <$plain>::KIND {
+                    return NoParams::deserialize(rest).map(|_| FlowControl::$none);
+                }
+                $(
+                    if name == <$side>::KIND {
+                        return <$side as Describe>::Config::deserialize(rest).map(FlowControl::$variant);
+                    }
+                )*
+                Err(serde::de::Error::unknown_variant(name, Self::VARIANTS))
+            }
+        }
+
+        impl Serialize for FlowControl {
+            /// As a table whose first key is `kind`, then the parameters.
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    FlowControl::$none => Tagged { kind: <$plain>::KIND, params: &NoParams {} }.serialize(s),
+                    $(FlowControl::$variant(c) => Tagged { kind: <$side>::KIND, params: c }.serialize(s),)*
+                }
+            }
+        }
+
         /// The running scheme and its state, matched to dispatch each hook statically.
         // An explicit tag byte: each of the hooks' several calls per packet-hop reads it and jumps, where the
         // default layout hid the tag in a niche of one variant's fields and decoded it at every call.
         #[repr(u8)]
         pub(crate) enum AnyScheme {
-            $(
-                #[allow(missing_docs)]
-                $variant($side),
-            )*
+            $none($plain),
+            $($variant($side),)*
         }
 
         impl AnyScheme {
             /// Builds the configured scheme on `fab`, whose network and congestion control exist.
             pub(super) fn new(config: &FlowControl, fab: &mut impl Setup) -> Result<AnyScheme, String> {
                 Ok(match config {
-                    $(FlowControl::$config $(($cfg))? => AnyScheme::$variant(<$side>::new($($cfg,)? fab)?),)*
+                    FlowControl::$none => AnyScheme::$none(<$plain as Describe>::new(&NoParams {}, fab)?),
+                    $(FlowControl::$variant(c) => AnyScheme::$variant(<$side as Describe>::new(c, fab)?),)*
                 })
+            }
+
+            /// The run's report of the scheme the shards run, their counts added up.
+            pub(crate) fn report(schemes: &[&AnyScheme]) -> Option<SchemeReport> {
+                match schemes.first()? {
+                    AnyScheme::$none(_) => report_of::<$plain>(schemes),
+                    $(AnyScheme::$variant(_) => report_of::<$side>(schemes),)*
+                }
             }
         }
 
@@ -47,16 +143,8 @@ macro_rules! schemes {
         macro_rules! with_scheme {
             ($s:expr, |$x:ident| $body:expr) => {
                 match $s {
+                    AnyScheme::$none($x) => $body,
                     $(AnyScheme::$variant($x) => $body,)*
-                }
-            };
-        }
-
-        /// Calls hook `$method(args...)` of the running scheme.
-        macro_rules! dispatch {
-            ($s:expr, $method:ident($d($arg:expr),*)) => {
-                match $s {
-                    $(AnyScheme::$variant(x) => x.$method($d($arg),*),)*
                 }
             };
         }
@@ -64,12 +152,59 @@ macro_rules! schemes {
 }
 
 schemes! { $
-    None => Plain(Plain),
-    Bfc(c) => Bfc(Bfc),
-    Pfc(c) => Pfc(Pfc),
-    ExpressPass(c) => ExpressPass(ExpressPass),
-    Homa(c) => Homa(Homa),
-    Aquarius(c) => Aquarius(Aquarius),
+    None => Plain,
+    Bfc => Bfc,
+    Pfc => Pfc,
+    ExpressPass => ExpressPass,
+    Homa => Homa,
+    Aquarius => Aquarius,
+}
+
+impl<'de> Deserialize<'de> for FlowControl {
+    /// From a table tagged by `kind` (its first key, so that errors keep their line).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        bfcsim_core::tagged::deserialize(d)
+    }
+}
+
+/// A scheme's configuration as a table: its `kind`, then its parameters.
+#[derive(Serialize)]
+struct Tagged<'a, C: Serialize> {
+    kind: &'static str,
+    #[serde(flatten)]
+    params: &'a C,
+}
+
+/// One scheme of the registry, for `bfcsim schemes` and the presets.
+pub struct SchemeEntry {
+    /// Its `kind`.
+    pub kind: &'static str,
+    /// What it is.
+    pub summary: &'static str,
+    /// Its default parameters.
+    pub defaults: FlowControl,
+    /// Its named presets.
+    pub presets: &'static [Preset],
+}
+
+impl SchemeEntry {
+    fn of<S: Describe>(defaults: FlowControl) -> SchemeEntry {
+        SchemeEntry {
+            kind: S::KIND,
+            summary: S::SUMMARY,
+            defaults,
+            presets: S::presets(),
+        }
+    }
+}
+
+/// [`Describe::report`] of scheme `S` over the shards' counts added up.
+fn report_of<S: Describe>(schemes: &[&AnyScheme]) -> Option<SchemeReport> {
+    let total = schemes
+        .iter()
+        .filter_map(|s| s.get::<S>())
+        .fold(S::Stats::default(), |all, s| all + s.stats());
+    S::report(&total)
 }
 
 impl AnyScheme {
@@ -78,136 +213,37 @@ impl AnyScheme {
     pub(super) fn run_window(&mut self, fab: &mut Fabric, end: Time) {
         with_scheme!(self, |s| fab.run_window(s, end))
     }
-}
 
-impl SwitchSide for AnyScheme {
-    #[inline(always)]
-    fn route<F: SwitchOps>(&self, fab: &F, s: usize, p: &Packet) -> Option<PortId> {
-        dispatch!(self, route(fab, s, p))
-    }
-    #[inline(always)]
-    fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
-        dispatch!(self, enqueue(fab, e))
-    }
-    #[inline(always)]
-    fn dequeued<F: SwitchOps>(
-        &mut self,
-        fab: &mut F,
-        sp: u32,
-        pkt: PacketId,
-        queue: usize,
-        data: bool,
-    ) {
-        dispatch!(self, dequeued(fab, sp, pkt, queue, data))
-    }
-    fn switch_frame<F: SwitchOps>(&mut self, fab: &mut F, sp: u32, pkt: PacketId) {
-        dispatch!(self, switch_frame(fab, sp, pkt))
-    }
-    fn switch_timer<F: SwitchOps>(&mut self, fab: &mut F, sp: u32) {
-        dispatch!(self, switch_timer(fab, sp))
-    }
-    fn violations<F: SwitchOps>(&self, fab: &F, v: &mut Vec<String>) {
-        dispatch!(self, violations(fab, v))
+    /// The running scheme's state, if it is of type `S`.
+    pub(crate) fn get<S: Describe>(&self) -> Option<&S> {
+        let any: &dyn Any = with_scheme!(self, |s| s);
+        any.downcast_ref::<S>()
     }
 }
 
-impl NicSide for AnyScheme {
-    #[inline(always)]
-    fn flow_started<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> u32 {
-        dispatch!(self, flow_started(fab, h, id, slot))
-    }
-    #[inline(always)]
-    fn nic_poll<F: NicOps>(&mut self, fab: &mut F, h: u32) -> Option<PacketId> {
-        dispatch!(self, nic_poll(fab, h))
-    }
-    #[inline(always)]
-    fn nic_blocked<F: NicOps>(&self, fab: &F, h: u32) -> bool {
-        dispatch!(self, nic_blocked(fab, h))
-    }
-    #[inline(always)]
-    fn may_send<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> bool {
-        dispatch!(self, may_send(fab, h, id, slot))
-    }
-    #[inline(always)]
-    fn data_sent<F: NicOps>(&mut self, fab: &mut F, h: u32, slot: usize, pkt: PacketId) {
-        dispatch!(self, data_sent(fab, h, slot, pkt))
-    }
-    #[inline(always)]
-    fn data_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet, held: u64) {
-        dispatch!(self, data_arrived(fab, h, p, held))
-    }
-    fn packet_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet) {
-        dispatch!(self, packet_arrived(fab, h, p))
-    }
-    #[inline(always)]
-    fn flow_finished<F: NicOps>(&mut self, fab: &mut F, h: u32, nic_q: u32) {
-        dispatch!(self, flow_finished(fab, h, nic_q))
-    }
-    #[inline(always)]
-    fn echo(&self, data: &Packet, reply: &mut Packet) {
-        dispatch!(self, echo(data, reply))
-    }
-    #[inline(always)]
-    fn reply_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, slot: usize, p: &Packet) {
-        dispatch!(self, reply_arrived(fab, h, slot, p))
-    }
-    fn header_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet) {
-        dispatch!(self, header_arrived(fab, h, p))
-    }
-    fn nic_frame<F: NicOps>(&mut self, fab: &mut F, h: u32, pkt: PacketId) {
-        dispatch!(self, nic_frame(fab, h, pkt))
-    }
-    fn nic_timer<F: NicOps>(&mut self, fab: &mut F, h: u32) {
-        dispatch!(self, nic_timer(fab, h))
-    }
-    fn census(&self, count: &mut impl FnMut(PacketId)) {
-        dispatch!(self, census(count))
-    }
-}
-
-impl Scheme for AnyScheme {
-    fn add_stats(&self, stats: &mut HopStats) {
-        dispatch!(self, add_stats(stats))
-    }
-    fn link_paused_time<F: SwitchOps>(&self, fab: &F, port: PortId) -> Option<Time> {
-        dispatch!(self, link_paused_time(fab, port))
-    }
-    fn token_timer<F: SwitchOps + NicOps>(&mut self, fab: &mut F, token: u64) {
-        dispatch!(self, token_timer(fab, token))
-    }
-}
-
-/// What the reports read of the schemes that keep more than counts.
 impl AnyScheme {
-    /// Every PFC frame received so far, in event order (HPCC's `pfc.txt`); `None` unless PFC runs.
-    pub(crate) fn pfc_records(&self) -> Option<&[PfcRecord]> {
-        match self {
-            AnyScheme::Pfc(p) => Some(p.records()),
-            _ => None,
-        }
+    /// Adds the running scheme's end-of-run violations on `fab` to `v`.
+    pub(super) fn violations(&self, fab: &Fabric, v: &mut Vec<String>) {
+        with_scheme!(self, |s| s.violations(fab, v))
     }
 
-    /// The pause state and paused time of `port`'s transmitter under PFC.
-    pub(crate) fn pfc_port(&self, port: PortId) -> Option<&PortPause> {
-        match self {
-            AnyScheme::Pfc(p) => Some(p.port(port)),
-            _ => None,
-        }
+    /// Packets and bytes `fab` holds, the scheme's own included.
+    pub(super) fn census(&self, fab: &Fabric) -> (u64, u64) {
+        with_scheme!(self, |s| fab.census(s))
     }
 
-    /// Switch `s`'s PFC ingress accounting, when PFC runs.
-    pub(crate) fn switch_pfc(&self, s: usize) -> Option<&PfcIngress> {
-        match self {
-            AnyScheme::Pfc(p) => Some(p.ingress(s)),
-            _ => None,
-        }
+    /// `fab`'s end-of-run violations, the scheme's included.
+    pub(super) fn local_violations(&self, fab: &Fabric) -> Vec<String> {
+        with_scheme!(self, |s| fab.local_violations(s))
     }
 
-    /// The BFC state of switch `s`, when BFC runs.
-    pub(crate) fn switch_bfc(&self, s: usize) -> Option<&BfcSwitch> {
-        match self {
-            AnyScheme::Bfc(b) => Some(b.switch(s)),
-            _ => None,
-        }
+    /// Adds the running scheme's counts to `stats`.
+    pub(super) fn add_stats(&self, stats: &mut HopStats) {
+        with_scheme!(self, |s| s.add_stats(stats))
+    }
+
+    /// How long `port`'s link was paused up to now ([`Scheme::link_paused_time`]).
+    pub(super) fn link_paused_time(&self, fab: &Fabric, port: PortId) -> Option<Time> {
+        with_scheme!(self, |s| s.link_paused_time(fab, port))
     }
 }

@@ -180,14 +180,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tick_is_its_own_event_beside_every_port_s_timer() {
+    fn a_tick_and_the_token_timers_are_events_of_their_own_beside_every_port_s_timer() {
         let tick = Event::SchemeTick.to_bits();
         assert!(matches!(Event::from_bits(tick), Event::SchemeTick));
         assert_eq!(
             tick >> PORT_BITS,
             Event::SchemeTimer(PortId(0)).to_bits() >> PORT_BITS
         );
-        let last = PortId(TICK_PORT - 1);
+        let token = Event::TokenTimer.to_bits();
+        assert!(matches!(Event::from_bits(token), Event::TokenTimer));
+        assert_eq!(tick >> PORT_BITS, token >> PORT_BITS);
+        let last = PortId(TOKEN_PORT - 1);
         assert!(
             matches!(Event::from_bits(Event::SchemeTimer(last).to_bits()), Event::SchemeTimer(p) if p == last)
         );
@@ -213,5 +216,26 @@ mod tests {
         let mut b = TimerBatches::default();
         b.arm(PortId(1), Time(20));
         b.arm(PortId(2), Time(10));
+    }
+
+    #[test]
+    fn token_timers_fire_by_time_then_token_behind_one_pending_event() {
+        let mut t = TokenTimers::default();
+        assert!(t.arm(Time(20), 5), "the first needs an event");
+        assert!(
+            !t.arm(Time(30), 1),
+            "a later one waits behind the pending event"
+        );
+        assert!(!t.arm(Time(20), 2), "so does one at the same instant");
+        assert!(t.arm(Time(10), 9), "an earlier one needs its own");
+        assert_eq!(t.pop_due(Time(10)), Some(9));
+        assert_eq!(t.pop_due(Time(10)), None);
+        assert_eq!(t.rearm(), Some(Time(20)));
+        assert_eq!(t.pop_due(Time(20)), Some(2));
+        assert_eq!(t.pop_due(Time(20)), Some(5));
+        assert_eq!(t.pop_due(Time(20)), None);
+        assert_eq!(t.rearm(), Some(Time(30)));
+        assert_eq!(t.pop_due(Time(30)), Some(1));
+        assert_eq!(t.rearm(), None);
     }
 }

@@ -1,0 +1,180 @@
+//! What a scheme tells the rest of bfcsim about itself through one descriptor ([`Describe`]): the `kind` that
+//! runs it, its parameters and their checks, how it is built, its named presets, and what it reports. The
+//! registry (`bfcsim-sim`'s `engine/registry.rs`) lists each scheme once; configuration parsing, `bfcsim
+//! schemes`, the presets and summary.json all come from these.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{Scheme, Setup};
+
+/// What a scheme needs of the switch it runs on, for [`Describe::validate`].
+#[derive(Clone, Copy, Debug)]
+pub struct SwitchFacts {
+    /// A strict-priority control queue carries per-hop frames (`switch.control_priority`).
+    pub control_priority: bool,
+    /// ACKs, NACKs and CNPs ride the control queue (`switch.ack_priority`).
+    pub ack_priority: bool,
+    /// Strict-priority classes among the data queues (`switch.classes`).
+    pub classes: u32,
+    /// Data queues per port (`switch.queues_per_port`).
+    pub queues_per_port: u32,
+    /// Every port of a switch in one buffer pool (neither `switch.ports_per_pool` nor `switch.pool_size`).
+    pub one_pool: bool,
+    /// Flow-level ECMP (`switch.load_balancing = "ecmp"`), not spraying.
+    pub ecmp: bool,
+}
+
+/// A named configuration that runs a scheme as a paper configures it: what `[scheme] name` picks.
+#[derive(Clone, Copy, Debug)]
+pub struct Preset {
+    /// Name used in `[scheme] name = ...` and `--scheme`.
+    pub name: &'static str,
+    /// What it is and where it comes from.
+    pub summary: &'static str,
+    /// The configuration it sets, as TOML sections (`[cc]`, `[flow_control]`, `[switch]`, `[nic]`).
+    pub config: &'static str,
+}
+
+/// The sections of an experiment file tagged by one of their keys, and that key: a preset that names another
+/// variant of one of these replaces the section instead of merging into it.
+pub const TAGGED: &[(&str, &str)] = &[
+    ("cc", "name"),
+    ("flow_control", "kind"),
+    ("topology", "kind"),
+];
+
+impl Preset {
+    /// The preset's configuration as a table.
+    pub fn table(&self) -> toml::Table {
+        toml::from_str(self.config).expect("presets are valid TOML")
+    }
+
+    /// The tag the preset gives tagged section `section` (e.g. `flow_control` → `bfc`).
+    pub fn tag(&self, section: &str) -> Option<String> {
+        let (_, key) = TAGGED.iter().find(|(s, _)| *s == section)?;
+        self.table()
+            .get(section)?
+            .get(key)?
+            .as_str()
+            .map(str::to_owned)
+    }
+}
+
+/// A scheme's descriptor: with its [`Scheme`] hooks, everything bfcsim needs to run, configure, list and report
+/// it. Implemented by the scheme's state type; one line in the registry makes it a `kind`.
+pub trait Describe: Scheme + Sized + 'static {
+    /// The `kind` of `[flow_control]` that runs it.
+    const KIND: &'static str;
+    /// What it is and where it comes from, one line for `bfcsim schemes`.
+    const SUMMARY: &'static str;
+    /// Its `[flow_control]` parameters; the default is the paper's configuration.
+    type Config: Clone
+        + fmt::Debug
+        + Default
+        + PartialEq
+        + Serialize
+        + DeserializeOwned
+        + Send
+        + Sync;
+    /// What it counts in one shard of a run; the shards' counts add up to the run's.
+    type Stats: Clone + Default + std::ops::Add<Output = Self::Stats> + Send;
+
+    /// Checks the parameters, and what the scheme needs of the switch it runs on; the message names the field.
+    fn validate(_cfg: &Self::Config, _switch: &SwitchFacts) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Builds the scheme's state on a fabric whose network and congestion control exist.
+    fn new(cfg: &Self::Config, fab: &mut impl Setup) -> Result<Self, String>;
+
+    /// Its named presets, for `[scheme] name`.
+    fn presets() -> &'static [Preset] {
+        &[]
+    }
+
+    /// This shard's counts.
+    fn stats(&self) -> Self::Stats {
+        Self::Stats::default()
+    }
+
+    /// Its section of the run's report (summary.json's `flow_control`, the console summary), from the run's
+    /// counts; `None` when it has nothing of its own to say.
+    fn report(_stats: &Self::Stats) -> Option<SchemeReport> {
+        None
+    }
+}
+
+/// A scheme's own section of a run's report: `key` in summary.json's `flow_control` holds `value`; the console
+/// summary prints `label: text`, on its own when the scheme does not pause queues (the pause counts would say
+/// nothing), after them otherwise.
+#[derive(Clone)]
+pub struct SchemeReport {
+    /// Its key in summary.json's `flow_control`.
+    pub key: &'static str,
+    /// Its label in the console summary.
+    pub label: &'static str,
+    /// The scheme pauses queues: the console shows the pause counts too.
+    pub pauses: bool,
+    /// One line for the console.
+    pub text: String,
+    /// What summary.json holds.
+    pub value: Arc<dyn ReportValue>,
+}
+
+/// A report's value: serialized into summary.json, and read back by its type ([`SchemeReport::get`]).
+pub trait ReportValue: erased_serde::Serialize + Any + Send + Sync {}
+
+impl<T: Serialize + Any + Send + Sync> ReportValue for T {}
+
+erased_serde::serialize_trait_object!(ReportValue);
+
+impl SchemeReport {
+    /// A report of `value` under `key`, shown as `label: value` (its `Display`).
+    pub fn new<T>(key: &'static str, label: &'static str, pauses: bool, value: T) -> SchemeReport
+    where
+        T: Serialize + fmt::Display + Send + Sync + 'static,
+    {
+        SchemeReport {
+            key,
+            label,
+            pauses,
+            text: value.to_string(),
+            value: Arc::new(value),
+        }
+    }
+}
+
+impl SchemeReport {
+    /// The report's value, if it is a `T`.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        let any: &dyn Any = &*self.value;
+        any.downcast_ref()
+    }
+}
+
+impl fmt::Debug for SchemeReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.text)
+    }
+}
+
+impl PartialEq for SchemeReport {
+    fn eq(&self, other: &SchemeReport) -> bool {
+        self.key == other.key && self.text == other.text
+    }
+}
+
+impl Serialize for SchemeReport {
+    /// As the one entry `key: value` of a map, for a `#[serde(flatten)]` field.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry(self.key, &*self.value)?;
+        map.end()
+    }
+}
