@@ -66,23 +66,29 @@ pub enum DropReason {
     HeadroomFull,
     /// An ExpressPass credit found its port's credit queue full: how ExpressPass signals congestion (§3.1).
     CreditQueueFull,
+    /// A trimmed packet's header found the queue that forwards headers full (a trimming scheme's).
+    HeaderQueueFull,
 }
 
 impl DropReason {
     /// Every reason.
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::PoolFull,
         DropReason::DynamicThreshold,
         DropReason::InjectedLoss,
         DropReason::HeadroomFull,
         DropReason::CreditQueueFull,
+        DropReason::HeaderQueueFull,
     ];
 
     /// Whether reports list this reason even when nothing was dropped for it: the buffer's reasons are always
-    /// listed, a scheme's own (credits) only when it dropped something, so that runs without the scheme keep
-    /// their reports.
+    /// listed, a scheme's own (credits, headers) only when it dropped something, so that runs without the
+    /// scheme keep their reports.
     pub fn always_reported(self) -> bool {
-        self != DropReason::CreditQueueFull
+        !matches!(
+            self,
+            DropReason::CreditQueueFull | DropReason::HeaderQueueFull
+        )
     }
 
     /// A short stable name for reports.
@@ -93,6 +99,7 @@ impl DropReason {
             DropReason::InjectedLoss => "injected-loss",
             DropReason::HeadroomFull => "headroom-full",
             DropReason::CreditQueueFull => "credit-queue-full",
+            DropReason::HeaderQueueFull => "header-queue-full",
         }
     }
 }

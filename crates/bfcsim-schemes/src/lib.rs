@@ -19,9 +19,11 @@
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
 //! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
 //! - [`pfc`]: Priority Flow Control on the fabric, over `bfcsim_net::pfc`'s ingress accounting.
+//! - [`trim_tail`]: drop-tail with payload cutting, the developer guide's worked example.
 //! - [`fabric`]: the seam every scheme that acts inside the network is written against: the fabric's verbs,
 //!   the hooks a scheme implements, its descriptor, and a scripted fabric to test it with.
 //! - [`catalog`]: every scheme with its parameters and defaults, for `bfcsim schemes`.
+//! - [`developer_guide`]: how to add a scheme, step by step (`docs/SCHEMES.md`, whose examples run as tests).
 
 pub mod aquarius;
 pub mod bfc;
@@ -30,6 +32,8 @@ pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
+#[doc = include_str!("../../../docs/SCHEMES.md")]
+pub mod developer_guide {}
 pub mod expresspass;
 pub mod fabric;
 pub mod homa;
@@ -37,5 +41,6 @@ pub mod hpcc;
 pub mod pfc;
 pub mod rtt_target;
 pub mod transport;
+pub mod trim_tail;
 
 pub use cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext};

@@ -6,8 +6,9 @@
 //! - every packet injected is delivered, dropped with a recorded reason, or still in flight; no buffer went
 //!   over its capacity; no counter went negative (the engine's end-of-run check, `Sim::check_invariants`);
 //! - delivery is in order where the network promises it: with flow-level ECMP every packet of a flow takes
-//!   one path through FIFO queues (unless BFC samples, below), so a run that dropped nothing and had no
-//!   timeout sent no retransmission and delivered no packet twice (a receiver asks again only for a gap);
+//!   one path through FIFO queues (unless BFC samples, below), so a run that dropped nothing, trimmed
+//!   nothing and had no timeout sent no retransmission and delivered no packet twice (a receiver asks again
+//!   only for a gap);
 //! - no flow finishes faster than alone on the idle network (the exact ideal FCT is a lower bound of one
 //!   path's FCT, so again only without spraying);
 //! - no run stalls: while flows remain, something is left to happen (these fabrics have no cyclic buffer
@@ -95,11 +96,13 @@ impl SmallRun {
         if one_path
             && fifo
             && c.dropped_pkts == 0
+            && c.trimmed_pkts == 0
             && c.timeouts == 0
             && (c.retransmits > 0 || c.duplicates > 0)
         {
             return Err(fail(format!(
-                "out of order on single paths: no drop and no timeout, yet {} retransmissions and {} duplicates",
+                "out of order on single paths: no drop, no trim and no timeout, yet {} retransmissions and {} \
+                 duplicates",
                 c.retransmits, c.duplicates
             )));
         }

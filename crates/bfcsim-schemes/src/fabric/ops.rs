@@ -234,7 +234,10 @@ pub trait NicOps: FabricOps {
     fn send_control<S: Scheme>(&mut self, side: &mut S, h: u32, pkt: PacketId);
     /// Sends the transport's reply of `kind` (an ACK, a NACK) from host `h`, the receiver of data packet `data`,
     /// to its sender, with `seq` and `aux` as the kind defines them: a scheme's answer to what the receiver's own
-    /// transport does not answer (a trimmed header).
+    /// transport does not answer (a trimmed header). A reply to a trimmed header is flagged trimmed too, and the
+    /// sender takes such a NACK as a loss notice for the one segment at `seq` (as a switch's drop notice:
+    /// selective repeat resends that segment, go-back-N goes back to it unless a go-back since covers it),
+    /// where any other NACK is the receiver's cumulative state.
     fn reply<S: Scheme>(
         &mut self,
         side: &mut S,

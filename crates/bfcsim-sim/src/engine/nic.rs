@@ -271,7 +271,10 @@ impl Fabric {
             hash: info.rev_hash as u32,
             aux,
             class: data.class,
-            flags: Flags::NONE.with_if(Flags::INCAST, data.incast()),
+            // A reply to a trimmed header says so: a NACK for one names that segment lost (see `host_receive`).
+            flags: Flags::NONE
+                .with_if(Flags::INCAST, data.incast())
+                .with_if(Flags::TRIMMED, data.trimmed()),
             ..Packet::blank(kind)
         };
         side.echo(data, &mut reply);

@@ -64,6 +64,9 @@ impl Fabric {
                 self.cc_changed(slot);
                 self.make_ready(side, p.flow);
             }
+            // A header's NACK names its segment lost, as a switch's drop notice would; other NACKs are the
+            // receiver's cumulative state.
+            PacketKind::NACK if p.trimmed() => self.notify_drop(side, &p),
             PacketKind::NACK => {
                 let a = &mut self.active[slot];
                 let before = a.sender.snd_nxt();

@@ -15,6 +15,7 @@ use bfcsim_schemes::fabric::{
 };
 use bfcsim_schemes::homa::Homa;
 use bfcsim_schemes::pfc::Pfc;
+use bfcsim_schemes::trim_tail::TrimTail;
 use serde::{Deserialize, Serialize};
 
 use super::*;
@@ -158,6 +159,7 @@ schemes! { $
     ExpressPass => ExpressPass,
     Homa => Homa,
     Aquarius => Aquarius,
+    TrimTail => TrimTail,
 }
 
 impl<'de> Deserialize<'de> for FlowControl {
