@@ -50,7 +50,7 @@ const EVENT_MASK: u64 = (1 << EVENT_BITS) - 1;
 /// Buckets in the ring: 4096 lines, 256 KiB, which stays in a core's L2 beside the packets and queues. 8192 made
 /// the ring 512 KiB with half as many keys per bucket: on the 1 ms CLOS-128 bench, 4096 costs 0.4% more
 /// instructions (fuller buckets, more spills) and saves 13% of DCTCP's L2 misses and 7% of BFC's; 2048 saved 21%
-/// but cost 4.5% more instructions (BENCHMARKS.md, "a fifth pass").
+/// but cost 4.5% more instructions (docs/BENCHMARKS-HISTORY.md, "a fifth pass").
 const BUCKETS: usize = 4096;
 const WORDS: usize = BUCKETS / 64;
 /// Words of the summary bitmap, one bit per word of `occupied` (at least one, for rings under 4096 buckets).
@@ -382,10 +382,10 @@ impl<E: EventBits> EventQueue<E> {
     /// width came less than once every eight moves (where the window moves about 0.6 times as often: the gap between
     /// the two keeps the width from flapping). A spill writes a heap of its own, apart from the ring's lines, where a
     /// move of the window reads the next bucket's line. Events due at one instant share a slot at every width: a burst
-    /// of them can narrow the slots to no gain, down to the narrowest. In the median epoch at the horizon's width,
-    /// pushes spilled 2.7 to 6 times per move on a 1024-host fat tree, where a quarter of the width ran 5-10% faster;
-    /// and 0.06 to 0.24 times on CLOS-128, where a quarter of the width ran 2-4% slower (BENCHMARKS.md). Returns `key`,
-    /// just taken from slot `slot` and not yet decoded, as the slot and key it has at the new width.
+    /// of them can narrow the slots to no gain, down to the narrowest. (Why a width that follows the density: the
+    /// 1024-host tree spills many times more per move than CLOS-128, and each gains from the width the other loses
+    /// by; docs/BENCHMARKS-HISTORY.md, "a nineteenth pass".) Returns `key`, just taken from slot `slot` and not yet
+    /// decoded, as the slot and key it has at the new width.
     #[cold]
     fn review(&mut self, slot: u64, key: u64) -> (u64, u64) {
         let r = self.review;

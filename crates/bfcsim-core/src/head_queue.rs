@@ -4,9 +4,8 @@
 //! cache line of its own: with thousands of queues, the buffer is usually cold by the queue's next turn, and
 //! that read sat on the path of everything the scheduler does next. Held inline, the head is in the line its
 //! owner is read from anyway; refilling it from the buffer after a pop still reads the buffer, but nothing
-//! waits on that load, and a queue of one entry never touches its buffer at all. (Wires were tried too: their
-//! packets in flight gained nothing measurable, BENCHMARKS.md "an eighth pass". A wire's packets are now a list
-//! through the packets themselves, which needs no buffer at all.)
+//! waits on that load, and a queue of one entry never touches its buffer at all. (Wires do not use it: a
+//! wire's packets are a list through the packets themselves, which needs no buffer at all.)
 
 use std::collections::VecDeque;
 

@@ -67,7 +67,7 @@ pub fn write_fct_parquet(
 /// group names), deltas for the times (ids and start times grow with the id), and the bytes of the doubles
 /// split into streams, which zstd then compresses a little better. Zstd at its fastest level: level 9 made a file
 /// 0.04% smaller (19,447,005 bytes against 19,454,088) and the main job 6% slower in all, most of it clearing
-/// level 9's larger tables for every page it compresses (BENCHMARKS.md).
+/// level 9's larger tables for every page it compresses (docs/BENCHMARKS-HISTORY.md).
 fn properties() -> parquet::errors::Result<WriterProperties> {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))

@@ -9,8 +9,8 @@
 const INLINE: usize = 52;
 
 /// The ready queues of one priority level, front first: one cache line with its slots for a level of up to
-/// [`INLINE`] queues, where a ring operation touched the ring's header and its slots on two (BFC on the
-/// 1024-host tree, whose busy ports' rings do not stay in a core's L2, ran 1-6% faster; BENCHMARKS.md).
+/// [`INLINE`] queues, where a ring operation touched the ring's header and its slots on two (which counts on the
+/// 1024-host tree, whose busy ports' rings do not stay in a core's L2).
 #[derive(Clone, Debug)]
 #[repr(align(64))]
 pub(super) struct Ring {

@@ -413,7 +413,7 @@ impl Fabric {
             // The packet a delivery a few pops ahead reads first, last touched as it left a link delay ago: on
             // the 1024-host tree its line missed the L2 in a quarter of the loop's misses. Asking for it costs
             // about 25 instructions an event shown (+5%), which CLOS-128's DCTCP, mostly in cache, pays back
-            // only just; the tree's DCTCP and BFC on CLOS-128 run 6-17% faster (BENCHMARKS.md).
+            // only just; the tree's DCTCP and BFC on CLOS-128 run 6-17% faster (docs/BENCHMARKS-HISTORY.md).
             if let Event::Deliver(p) = ev {
                 self.packets.prefetch(self.wires[p.idx()].first);
             }
