@@ -6,8 +6,6 @@
 //! - [`routing`]: shortest-path next hops with flow-level ECMP or per-packet spraying.
 //! - [`packet`]: typed packets in a slab with a free list.
 //! - [`mmu`]: the shared-buffer memory management unit (pools, static reserves, Dynamic Threshold).
-//! - [`pfc`]: Priority Flow Control (IEEE 802.1Qbb): ingress accounting with headroom, PAUSE/RESUME decisions,
-//!   the upstream's pause state, and HPCC's `pfc.txt` record.
 //! - [`queues`]: a port's queues with strict priority between classes and deficit round robin within one.
 //! - [`backpressure`]: deadlock prevention for per-hop backpressure (BFC App. B).
 //! - [`ecn`]: RED/ECN marking on instantaneous queue length.
@@ -20,7 +18,6 @@ pub mod import;
 pub mod int;
 pub mod mmu;
 pub mod packet;
-pub mod pfc;
 pub mod queues;
 pub mod routing;
 pub mod topology;

@@ -18,7 +18,8 @@
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
 //! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
-//! - [`pfc`]: Priority Flow Control on the fabric, over `bfcsim_net::pfc`'s ingress accounting.
+//! - [`pfc`]: Priority Flow Control (IEEE 802.1Qbb) as HPCC's ns-3 runs it: its ingress accounting, pause state
+//!   and `pfc.txt` records as pure modules, and the scheme that drives them on the fabric.
 //! - [`trim_tail`]: drop-tail with payload cutting, the developer guide's worked example.
 //! - [`fabric`]: the seam every scheme that acts inside the network is written against: the fabric's verbs,
 //!   the hooks a scheme implements, its descriptor, and a scripted fabric to test it with.

@@ -13,12 +13,12 @@ use bfcsim_metrics::{
     Hop, Ideal, LinkUsage, LinkUtilization, LongFlowReport, NodePausedReport, PathProfile,
     PeakRate, QueuePausedReport, Summary, SummaryConfig, SwitchUsage,
 };
-use bfcsim_net::pfc::PfcRecord;
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_schemes::bfc::Bfc;
 use bfcsim_schemes::pfc::Pfc;
+use bfcsim_schemes::pfc::PfcRecord;
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
 use bfcsim_workload::{HostSet, WorkloadError, generate_at_most, load_flow_file, long_lived, plan};
 

@@ -1,5 +1,5 @@
-//! Priority Flow Control (IEEE 802.1Qbb) on the fabric: drives the pure [`bfcsim_net::pfc`] module in the call
-//! order its module doc gives (HPCC ns-3 `SwitchNode::SendToDev`, `SwitchNotifyDequeue`,
+//! Priority Flow Control (IEEE 802.1Qbb) on the fabric: drives the pure modules [`config`], [`ingress`] and
+//! [`pause`] in the call order [`ingress`]'s doc gives (HPCC ns-3 `SwitchNode::SendToDev`, `SwitchNotifyDequeue`,
 //! `QbbNetDevice::Receive`), with the frames and the pausing of queues the fabric offers every per-hop scheme.
 //!
 //! - A data packet (and an ACK, NACK or CNP when `switch.ack_priority` is off, as in ns-3's switches) arriving
@@ -17,14 +17,21 @@
 //! - Every frame received is recorded for `pfc.txt` ([`PfcRecord`]); each port's [`PortPause`] gives the
 //!   fraction of time it was paused.
 //!
-//! Departures from HPCC's ns-3 are those of [`bfcsim_net::pfc`] (64 B frames; headroom and reserve per
+//! Departures from HPCC's ns-3 are those of [`ingress`] (64 B frames; headroom and reserve per
 //! (port, lossless priority)); in addition, control packets (ACK, NACK, CNP, frames) are counted in the
 //! egress buffer and could in principle be dropped there when the whole buffer is full (ns-3 never counts them).
 
 use bfcsim_core::{Bytes, FlowId, NodeId, PacketId, PortId, Rate, Time};
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Packet, PacketKind};
-use bfcsim_net::pfc::{Admission, PfcAction, PfcConfig, PfcIngress, PfcRecord, PortPause};
+
+pub mod config;
+pub mod ingress;
+pub mod pause;
+
+pub use config::{HeadroomRule, MAX_PRIORITIES, PauseThreshold, PfcConfig, PfcLayout};
+pub use ingress::{Admission, PfcAction, PfcIngress};
+pub use pause::{PfcRecord, PortPause};
 
 use crate::fabric::{
     Describe, Entry, FrameCounts, HopStats, NicOps, NicSide, NoStats, Scheme, Setup, SwitchFacts,
@@ -128,7 +135,7 @@ impl Pfc {
 }
 
 impl SwitchSide for Pfc {
-    /// Steps 2–4 and 6 of [`bfcsim_net::pfc`]'s call order: the packet is admitted at its ingress (a lossless
+    /// Steps 2–4 and 6 of [`bfcsim_schemes::pfc`]'s call order: the packet is admitted at its ingress (a lossless
     /// one into the egress queue without a test), which may pause the ingress.
     ///
     /// Inlined, with [`PfcIngress::admit`]: out of line, the two calls cost about 60 instructions a packet in
