@@ -5,7 +5,7 @@
 use bfcsim_core::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-/// Most priorities a port can pause: [`PortPause`] keeps them in a `u64` bitmask.
+/// Most priorities a port can pause: [`PortPause`](super::PortPause) keeps them in a `u64` bitmask.
 pub const MAX_PRIORITIES: usize = 64;
 
 /// How a port's headroom is sized from its link when no explicit `headroom` is configured.

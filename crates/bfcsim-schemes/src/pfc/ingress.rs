@@ -11,7 +11,7 @@
 //!
 //! A switch buffer of `B` bytes is split, as in `SwitchMmu::GetPfcThreshold` and `ConfigNPort`, into
 //!
-//! - a headroom per (ingress port, lossless priority), sized from the ingress link ([`HeadroomRule`]);
+//! - a headroom per (ingress port, lossless priority), sized from the ingress link ([`HeadroomRule`](super::HeadroomRule));
 //! - a reserve per (ingress port, lossless priority) (`SwitchMmu::reserve`, 4 KiB);
 //! - the shared part: `free = B − Σ headroom − Σ reserve − shared_used`, where `shared_used` counts every
 //!   (port, priority)'s bytes beyond its reserve.
@@ -29,11 +29,11 @@
 //! `third.cc`: one eighth of the *current* free buffer, which shrinks as the port fills it. It is Dynamic
 //! Threshold (Choudhury & Hahne) with α = 1/8: a lone ingress port taking shared bytes `s` out of `F` free
 //! stops at `s = (F − s)/8`, i.e. `s = F/9` = 11.1% of the free buffer it found. That is the "traffic from an
-//! input port occupies more than 11% of the free buffer" of BFC §6.2.1 and the HPCC paper. [`PfcConfig`] takes
+//! input port occupies more than 11% of the free buffer" of BFC §6.2.1 and the HPCC paper. [`PfcConfig`](super::PfcConfig) takes
 //! the α directly as `pause_fraction` (default 0.125 = 2⁻³, exactly ns-3's shift); the settled share of a lone
 //! port is `pause_fraction / (1 + pause_fraction)` of the free buffer. `third.cc` also doubles the fraction for
 //! each factor of two a port's rate exceeds the NIC rate (shift 2 at 200 Gb/s over 100 Gb/s NICs), up to 1
-//! (shift 0): [`PfcConfig::scale_with_rate`].
+//! (shift 0): [`PfcConfig::scale_with_rate`](super::PfcConfig::scale_with_rate).
 //!
 //! ## Interaction with the egress MMU (`bfcsim_net::mmu`)
 //!
@@ -66,8 +66,8 @@
 //! enqueue and resume only on dequeue of the same (port, priority); so do we.
 //!
 //! At the upstream port receiving the frame (a NIC or a switch port, ns-3 `QbbNetDevice::Receive`):
-//! [`PortPause::handle_pause`] / [`PortPause::handle_resume`] with the arrival time, write a [`PfcRecord`],
-//! and let the scheduler skip queues whose priority [`PortPause::is_paused`]; a packet already being
+//! [`PortPause::handle_pause`](super::PortPause::handle_pause) / [`PortPause::handle_resume`](super::PortPause::handle_resume) with the arrival time, write a [`PfcRecord`](super::PfcRecord),
+//! and let the scheduler skip queues whose priority [`PortPause::is_paused`](super::PortPause::is_paused); a packet already being
 //! serialized finishes. After a resume, kick the port.
 //!
 //! # Departures from ns-3

@@ -135,7 +135,7 @@ impl Pfc {
 }
 
 impl SwitchSide for Pfc {
-    /// Steps 2–4 and 6 of [`bfcsim_schemes::pfc`]'s call order: the packet is admitted at its ingress (a lossless
+    /// Steps 2–4 and 6 of [`ingress`]'s call order: the packet is admitted at its ingress (a lossless
     /// one into the egress queue without a test), which may pause the ingress.
     ///
     /// Inlined, with [`PfcIngress::admit`]: out of line, the two calls cost about 60 instructions a packet in

@@ -13,23 +13,7 @@ impl Fabric {
         params: SimParams,
         own: Ownership,
     ) -> Result<Fabric, String> {
-        params.switch.validate()?;
-        params.nic.validate()?;
-        params.cc.validate()?;
-        if params.nic.connections == Connections::Persistent && !params.cc.persists() {
-            return Err(format!(
-                "nic.connections = \"persistent\" hands a window controller's state from flow to flow; \
-                 cc.name = \"{}\" starts every flow afresh (use dctcp or none)",
-                params.cc.name()
-            ));
-        }
-        params.flow_control.validate(&params.switch)?;
-        if topo.ports.len() > TOKEN_PORT as usize {
-            return Err(format!(
-                "{} ports exceed the engine's limit of {TOKEN_PORT}",
-                topo.ports.len(),
-            ));
-        }
+        Fabric::check(&topo, &params)?;
         let sw = &params.switch;
         let total_q = sw.total_queues();
         let layout = QueueLayout {
@@ -50,134 +34,16 @@ impl Fabric {
                 .unwrap_or_else(|| vec![sw.alpha; total_q]),
         );
 
-        let mut switch_of_node = vec![u32::MAX; topo.nodes.len()];
-        let mut switches = Vec::new();
-        let mut switch_keys = Vec::new();
-        let mut sw_ports = Vec::new();
-        let mut port_owner = vec![None; topo.ports.len()];
-        let mut port_local = vec![0u16; topo.ports.len()];
-        for (i, node) in topo.nodes.iter().enumerate() {
-            if node.kind != NodeKind::Switch {
-                continue;
-            }
-            let s = switches.len() as u32;
-            switch_of_node[i] = s;
-            let n_ports = node.ports.len();
-            let ppp = if sw.ports_per_pool == 0 {
-                n_ports.max(1)
-            } else {
-                sw.ports_per_pool as usize
-            };
-            let n_pools = n_ports.div_ceil(ppp).max(1);
-            let pool = sw.pool_size.map_or(sw.buffer.0 / n_pools as u64, |b| b.0);
-            let layout = MmuLayout {
-                unlimited: sw.unlimited_buffer,
-                pool_size: vec![pool; n_pools],
-                pool_of_port: (0..n_ports).map(|p| (p / ppp) as u16).collect(),
-                queues_per_port: total_q,
-                reserve: sw.reserve_per_queue.0,
-                alpha: alpha.clone(),
-                admission: sw.admission,
-            };
-            switch_keys.push(SwitchKey {
-                node: NodeId::from_idx(i),
-                first_sp: sw_ports.len() as u32,
-                seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
-            });
-            switches.push(Switch {
-                mmu: Mmu::new(layout),
-                rng: rng::stream(params.seed, Stream::Node(i as u32)),
-                shared_red: Vec::new(),
-                since_mark: Vec::new(),
-            });
-            for (local, &p) in node.ports.iter().enumerate() {
-                port_owner[p.idx()] = Some(Device::Switch(sw_ports.len() as u32));
-                let local = u16::try_from(local).map_err(|_| {
-                    format!(
-                        "switch {} has more than {} ports, the engine's limit",
-                        NodeId::from_idx(i),
-                        u16::MAX
-                    )
-                })?;
-                port_local[p.idx()] = local;
-                let queues = PortQueues::new(&levels, quantum);
-                sw_ports.push(SwitchPort {
-                    queues: match sw.scheduler {
-                        Scheduler::Drr => queues,
-                        Scheduler::RoundRobin => queues.with_round_robin(),
-                        Scheduler::Srf => queues.with_srf(),
-                    },
-                    switch: s,
-                    local,
-                    blocked: false,
-                    red_rng: rng::stream(params.seed, Stream::Port(p.0)),
-                    pause: pause::PauseClock::new(total_q),
-                    timer_at: Time::MAX,
-                });
-            }
-        }
-        let mut hosts = Vec::with_capacity(topo.hosts.len());
-        for (hi, &h) in topo.hosts.iter().enumerate() {
-            let ports = &topo.nodes[h.idx()].ports;
-            if ports.len() != 1 {
-                return Err(format!(
-                    "host {h} has {} links; bfcsim's NIC model has exactly one port",
-                    ports.len()
-                ));
-            }
-            port_owner[ports[0].idx()] = Some(Device::Host(hi as u32));
-            hosts.push(Host {
-                port: ports[0],
-                ctrl: VecDeque::new(),
-                ready: VecDeque::new(),
-                nic: pause::NicQueues::default(),
-                paced: BinaryHeap::new(),
-                wake_at: Time::MAX,
-                timer_at: Time::MAX,
-            });
-        }
-        let wires = topo
-            .ports
-            .iter()
-            .enumerate()
-            .map(|(i, port)| {
-                let link = &topo.links[port.link.idx()];
-                let far = topo.ports[port.peer.idx()].node.idx();
-                let into_switch = topo.nodes[far].kind == NodeKind::Switch;
-                let owner_of = |p: PortId| {
-                    port_owner[p.idx()].expect("every port belongs to a host or a switch")
-                };
-                let far_shard = own.node_shard[far];
-                Wire {
-                    rate: link.rate,
-                    ps_per_byte: link.rate.ps_per_byte().unwrap_or(0),
-                    delay: link.delay
-                        + if into_switch {
-                            sw.processing_delay
-                        } else {
-                            Time::ZERO
-                        },
-                    peer: port.peer,
-                    owner: owner_of(PortId::from_idx(i)),
-                    far: owner_of(port.peer),
-                    far_switch: switch_of_node[far],
-                    // Switch ports were checked to number below 2^16 above.
-                    far_local: topo.ports[port.peer.idx()].local as u16,
-                    busy_until: Time::ZERO,
-                    wake_pending: false,
-                    remote: if far_shard == own.node_shard[port.node.idx()] {
-                        LOCAL
-                    } else {
-                        far_shard
-                    },
-                    sending_flow: u32::MAX,
-                    first: PacketId::NONE,
-                    last: PacketId::NONE,
-                    tx_bytes: 0,
-                    dequeued: 0,
-                }
-            })
-            .collect();
+        let SwitchesBuilt {
+            switch_of_node,
+            switches,
+            switch_keys,
+            sw_ports,
+            mut port_owner,
+            port_local,
+        } = Fabric::build_switches(&topo, &params, &levels, quantum, &alpha)?;
+        let hosts = Fabric::build_hosts(&topo, &mut port_owner)?;
+        let wires = Fabric::build_wires(&topo, sw, &port_owner, &switch_of_node, &own);
 
         let max_delay = topo
             .links
@@ -250,6 +116,194 @@ impl Fabric {
         Ok(sim)
     }
 
+    /// Checks the parameters against each other and the topology against the engine's limits.
+    fn check(topo: &Topology, params: &SimParams) -> Result<(), String> {
+        params.switch.validate()?;
+        params.nic.validate()?;
+        params.cc.validate()?;
+        if params.nic.connections == Connections::Persistent && !params.cc.persists() {
+            return Err(format!(
+                "nic.connections = \"persistent\" hands a window controller's state from flow to flow; \
+                 cc.name = \"{}\" starts every flow afresh (use dctcp or none)",
+                params.cc.name()
+            ));
+        }
+        params.flow_control.validate(&params.switch)?;
+        if topo.ports.len() > TOKEN_PORT as usize {
+            return Err(format!(
+                "{} ports exceed the engine's limit of {TOKEN_PORT}",
+                topo.ports.len(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every switch of `topo` with its buffer and its ports' queues, in node order.
+    fn build_switches(
+        topo: &Topology,
+        params: &SimParams,
+        levels: &[u8],
+        quantum: u32,
+        alpha: &Arc<Vec<f64>>,
+    ) -> Result<SwitchesBuilt, String> {
+        let sw = &params.switch;
+        let total_q = sw.total_queues();
+        let mut switch_of_node = vec![u32::MAX; topo.nodes.len()];
+        let mut switches = Vec::new();
+        let mut switch_keys = Vec::new();
+        let mut sw_ports = Vec::new();
+        let mut port_owner = vec![None; topo.ports.len()];
+        let mut port_local = vec![0u16; topo.ports.len()];
+        for (i, node) in topo.nodes.iter().enumerate() {
+            if node.kind != NodeKind::Switch {
+                continue;
+            }
+            let s = switches.len() as u32;
+            switch_of_node[i] = s;
+            let n_ports = node.ports.len();
+            let ppp = if sw.ports_per_pool == 0 {
+                n_ports.max(1)
+            } else {
+                sw.ports_per_pool as usize
+            };
+            let n_pools = n_ports.div_ceil(ppp).max(1);
+            let pool = sw.pool_size.map_or(sw.buffer.0 / n_pools as u64, |b| b.0);
+            let layout = MmuLayout {
+                unlimited: sw.unlimited_buffer,
+                pool_size: vec![pool; n_pools],
+                pool_of_port: (0..n_ports).map(|p| (p / ppp) as u16).collect(),
+                queues_per_port: total_q,
+                reserve: sw.reserve_per_queue.0,
+                alpha: alpha.clone(),
+                admission: sw.admission,
+            };
+            switch_keys.push(SwitchKey {
+                node: NodeId::from_idx(i),
+                first_sp: sw_ports.len() as u32,
+                seed: rng::stream_seed(params.seed, Stream::Node(i as u32)),
+            });
+            switches.push(Switch {
+                mmu: Mmu::new(layout),
+                rng: rng::stream(params.seed, Stream::Node(i as u32)),
+                shared_red: Vec::new(),
+                since_mark: Vec::new(),
+            });
+            for (local, &p) in node.ports.iter().enumerate() {
+                port_owner[p.idx()] = Some(Device::Switch(sw_ports.len() as u32));
+                let local = u16::try_from(local).map_err(|_| {
+                    format!(
+                        "switch {} has more than {} ports, the engine's limit",
+                        NodeId::from_idx(i),
+                        u16::MAX
+                    )
+                })?;
+                port_local[p.idx()] = local;
+                let queues = PortQueues::new(levels, quantum);
+                sw_ports.push(SwitchPort {
+                    queues: match sw.scheduler {
+                        Scheduler::Drr => queues,
+                        Scheduler::RoundRobin => queues.with_round_robin(),
+                        Scheduler::Srf => queues.with_srf(),
+                    },
+                    switch: s,
+                    local,
+                    blocked: false,
+                    red_rng: rng::stream(params.seed, Stream::Port(p.0)),
+                    pause: pause::PauseClock::new(total_q),
+                    timer_at: Time::MAX,
+                });
+            }
+        }
+        Ok(SwitchesBuilt {
+            switch_of_node,
+            switches,
+            switch_keys,
+            sw_ports,
+            port_owner,
+            port_local,
+        })
+    }
+
+    /// Every host's NIC, in host order; records each host's port in `port_owner`.
+    fn build_hosts(
+        topo: &Topology,
+        port_owner: &mut [Option<Device>],
+    ) -> Result<Vec<Host>, String> {
+        let mut hosts = Vec::with_capacity(topo.hosts.len());
+        for (hi, &h) in topo.hosts.iter().enumerate() {
+            let ports = &topo.nodes[h.idx()].ports;
+            if ports.len() != 1 {
+                return Err(format!(
+                    "host {h} has {} links; bfcsim's NIC model has exactly one port",
+                    ports.len()
+                ));
+            }
+            port_owner[ports[0].idx()] = Some(Device::Host(hi as u32));
+            hosts.push(Host {
+                port: ports[0],
+                ctrl: VecDeque::new(),
+                ready: VecDeque::new(),
+                nic: pause::NicQueues::default(),
+                paced: BinaryHeap::new(),
+                wake_at: Time::MAX,
+                timer_at: Time::MAX,
+            });
+        }
+        Ok(hosts)
+    }
+
+    /// The transmitting side of every port of `topo`: its rate, its delay (a switch's processing delay added
+    /// on links into switches), and who owns each end.
+    fn build_wires(
+        topo: &Topology,
+        sw: &SwitchConfig,
+        port_owner: &[Option<Device>],
+        switch_of_node: &[u32],
+        own: &Ownership,
+    ) -> Vec<Wire> {
+        topo.ports
+            .iter()
+            .enumerate()
+            .map(|(i, port)| {
+                let link = &topo.links[port.link.idx()];
+                let far = topo.ports[port.peer.idx()].node.idx();
+                let into_switch = topo.nodes[far].kind == NodeKind::Switch;
+                let owner_of = |p: PortId| {
+                    port_owner[p.idx()].expect("every port belongs to a host or a switch")
+                };
+                let far_shard = own.node_shard[far];
+                Wire {
+                    rate: link.rate,
+                    ps_per_byte: link.rate.ps_per_byte().unwrap_or(0),
+                    delay: link.delay
+                        + if into_switch {
+                            sw.processing_delay
+                        } else {
+                            Time::ZERO
+                        },
+                    peer: port.peer,
+                    owner: owner_of(PortId::from_idx(i)),
+                    far: owner_of(port.peer),
+                    far_switch: switch_of_node[far],
+                    // Switch ports were checked to number below 2^16 above.
+                    far_local: topo.ports[port.peer.idx()].local as u16,
+                    busy_until: Time::ZERO,
+                    wake_pending: false,
+                    remote: if far_shard == own.node_shard[port.node.idx()] {
+                        LOCAL
+                    } else {
+                        far_shard
+                    },
+                    sending_flow: u32::MAX,
+                    first: PacketId::NONE,
+                    last: PacketId::NONE,
+                    tx_bytes: 0,
+                    dequeued: 0,
+                }
+            })
+            .collect()
+    }
+
     /// Schedules the flows, once the scheme is built: the clock moves to the first flow's start.
     pub(super) fn start(&mut self) {
         if let Some(first) = self.flows.first() {
@@ -316,4 +370,15 @@ impl Fabric {
             })
             .collect()
     }
+}
+
+/// What [`Fabric::build_switches`] makes: the switches and their ports, and the maps between nodes, ports and
+/// switches.
+struct SwitchesBuilt {
+    switch_of_node: Vec<u32>,
+    switches: Vec<Switch>,
+    switch_keys: Vec<SwitchKey>,
+    sw_ports: Vec<SwitchPort>,
+    port_owner: Vec<Option<Device>>,
+    port_local: Vec<u16>,
 }

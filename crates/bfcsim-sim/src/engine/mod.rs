@@ -261,7 +261,7 @@ pub struct Fabric {
     /// Each switch port's local number at its switch, by port id (0 for a host's port): with
     /// [`SwitchKey::first_sp`], the egress's switch port from routing's answer alone, where the engine read the
     /// egress wire's owner to find the switch port, then the port's local number there, each load waiting for
-    /// the one before. Two bytes a port, the table stays cached (CLOS-128's DCTCP: 0.3% fewer instructions).
+    /// the one before. Two bytes a port, the table stays cached.
     port_local: Vec<u16>,
     /// Switch index of each node (`u32::MAX` for hosts).
     switch_of_node: Vec<u32>,
@@ -410,10 +410,9 @@ impl Fabric {
     /// Processes every event due up to and including `end`, `side` being the running scheme.
     pub(super) fn run_window<S: Scheme>(&mut self, side: &mut S, end: Time) {
         while let Some((t, ev)) = self.events.pop_until_ahead(end, |ev| {
-            // The packet a delivery a few pops ahead reads first, last touched as it left a link delay ago: on
-            // the 1024-host tree its line missed the L2 in a quarter of the loop's misses. Asking for it costs
-            // about 25 instructions an event shown (+5%), which CLOS-128's DCTCP, mostly in cache, pays back
-            // only just; the tree's DCTCP and BFC on CLOS-128 run 6-17% faster (docs/BENCHMARKS-HISTORY.md).
+            // The packet a delivery a few pops ahead reads first, last touched as it left a link delay ago, is
+            // usually out of the L2 on large fabrics: ask for its line now, so that it is there when the
+            // delivery runs (measured in docs/BENCHMARKS-HISTORY.md, "a twelfth pass").
             if let Event::Deliver(p) = ev {
                 self.packets.prefetch(self.wires[p.idx()].first);
             }

@@ -44,7 +44,7 @@ impl Fabric {
     /// refreshes, all on one grid): the ports due at one instant share one event. They fire as separate
     /// events would, in the event queue's order for the instant, but the queue holds one key per instant
     /// where it held hundreds: a bucket of more than seven keys keeps the rest in a heap, whose pushes and
-    /// pops were 1.6% of a BFC run's instructions. Armings must come in non-decreasing order of `at` (a grid
+    /// pops would otherwise be paid for every port at every tick. Armings must come in non-decreasing order of `at` (a grid
     /// ahead of a clock that only moves forward), and a scheme should not mix this with
     /// [`Fabric::arm_scheme_timer`] at one instant: the batch pops where its first timer would.
     pub(super) fn arm_batched_timer(&mut self, port: PortId, at: Time) {
