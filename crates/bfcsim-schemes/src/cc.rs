@@ -268,6 +268,17 @@ impl<'de> Deserialize<'de> for CcConfig {
     }
 }
 
+/// What a congestion controller needs of the NICs and switches besides ACKs ([`CcConfig::nic_needs`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NicNeeds {
+    /// It paces (its [`CongestionControl::rate`]) or has timers: the NIC checks both.
+    pub paced: bool,
+    /// Receivers send CNPs for CE-marked data, at most one per flow per this interval.
+    pub cnp_interval: Option<Time>,
+    /// Switches stamp INT records on data, which carry this many more bytes, and receivers echo them.
+    pub int_overhead: Option<u32>,
+}
+
 impl CcConfig {
     /// The scheme's name as experiment files spell it.
     pub fn name(&self) -> &'static str {
@@ -298,6 +309,28 @@ impl CcConfig {
     /// papers start every flow afresh.
     pub fn persists(&self) -> bool {
         matches!(self, CcConfig::None(_) | CcConfig::Dctcp(_))
+    }
+
+    /// What the controller needs of the NICs and switches besides ACKs: pacing and timers (the rate
+    /// controllers), CNPs from receivers (DCQCN §3's NP), INT records stamped by switches (HPCC §3.2).
+    pub fn nic_needs(&self) -> NicNeeds {
+        match self {
+            CcConfig::Dcqcn(c) => NicNeeds {
+                paced: true,
+                cnp_interval: Some(c.cnp_interval),
+                int_overhead: None,
+            },
+            CcConfig::Hpcc(c) => NicNeeds {
+                paced: true,
+                cnp_interval: None,
+                int_overhead: Some(c.int_overhead.0 as u32),
+            },
+            CcConfig::DctcpRate(_) => NicNeeds {
+                paced: true,
+                ..NicNeeds::default()
+            },
+            CcConfig::None(_) | CcConfig::Dctcp(_) | CcConfig::RttTarget(_) => NicNeeds::default(),
+        }
     }
 
     /// A fresh controller for one flow.

@@ -53,20 +53,12 @@ impl Fabric {
     /// Turns on what the configured controller needs.
     pub(super) fn init_rate(&mut self) {
         let r = &mut self.rate;
-        match &self.params.cc {
-            CcConfig::Dcqcn(c) => {
-                r.active = true;
-                r.cnp = true;
-                r.cnp_interval = c.cnp_interval;
-            }
-            CcConfig::Hpcc(c) => {
-                r.active = true;
-                r.int = true;
-                r.int_overhead = c.int_overhead.0 as u32;
-            }
-            CcConfig::DctcpRate(_) => r.active = true,
-            CcConfig::None(_) | CcConfig::Dctcp(_) | CcConfig::RttTarget(_) => {}
-        }
+        let needs = self.params.cc.nic_needs();
+        r.active = needs.paced;
+        r.cnp = needs.cnp_interval.is_some();
+        r.cnp_interval = needs.cnp_interval.unwrap_or(Time::ZERO);
+        r.int = needs.int_overhead.is_some();
+        r.int_overhead = needs.int_overhead.unwrap_or(0);
         r.drop_notify = self.params.switch.drop_notification;
     }
 
