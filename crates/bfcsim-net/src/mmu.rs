@@ -62,7 +62,7 @@ pub enum DropReason {
     /// Lost on the wire on purpose (fault injection, e.g. BFC's PAUSE/RESUME frames to test the refresh).
     InjectedLoss,
     /// A lossless (PFC) packet found its ingress headroom full: the PAUSE came too late, a lossless violation
-    /// (`bfcsim_schemes::pfc::Admission::Drop`).
+    /// (`bfcsim_schemes::flow_control::pfc::Admission::Drop`).
     HeadroomFull,
     /// An ExpressPass credit found its port's credit queue full: how ExpressPass signals congestion (§3.1).
     CreditQueueFull,
@@ -313,7 +313,7 @@ impl Mmu {
     }
 
     /// Takes `bytes` for a packet of a lossless (PFC) priority entering local `port`'s queue holding `held` bytes,
-    /// without the pool or Dynamic Threshold test: PFC's ingress admission (`bfcsim_schemes::pfc::PfcIngress::admit`) has
+    /// without the pool or Dynamic Threshold test: PFC's ingress admission (`bfcsim_schemes::flow_control::pfc::PfcIngress::admit`) has
     /// already granted the bytes, and a lossless packet must not be dropped at egress. HPCC's ns-3 does the same:
     /// `SwitchMmu::CheckEgressAdmission` always returns true. The bytes are counted like [`Mmu::admit`]'s, so
     /// occupancy, ECN and [`Mmu::violations`] (a pool over its size) still see them.

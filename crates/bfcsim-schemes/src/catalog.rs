@@ -3,12 +3,12 @@
 
 use serde::Serialize;
 
+use crate::cc::dcqcn::DcqcnConfig;
+use crate::cc::dctcp::DctcpConfig;
+use crate::cc::dctcp_rate::DctcpRateConfig;
+use crate::cc::hpcc::HpccConfig;
+use crate::cc::rtt_target::RttTargetConfig;
 use crate::cc::{CcConfig, FixedConfig};
-use crate::dcqcn::DcqcnConfig;
-use crate::dctcp::DctcpConfig;
-use crate::dctcp_rate::DctcpRateConfig;
-use crate::hpcc::HpccConfig;
-use crate::rtt_target::RttTargetConfig;
 
 /// One scheme: its name, what it is, and its parameters with default values.
 #[derive(Clone, Debug, Serialize)]

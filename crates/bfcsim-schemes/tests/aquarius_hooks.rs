@@ -5,9 +5,9 @@
 use bfcsim_core::{Rate, Time};
 use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
-use bfcsim_schemes::aquarius::{Aquarius, AquariusConfig};
 use bfcsim_schemes::fabric::fake::FakeFabric;
 use bfcsim_schemes::fabric::{Describe, NicOps, NicSide, SwitchOps, SwitchSide};
+use bfcsim_schemes::flow_control::aquarius::{Aquarius, AquariusConfig};
 
 fn star() -> FakeFabric {
     let layout = QueueLayout {

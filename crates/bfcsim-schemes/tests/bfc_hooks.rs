@@ -5,9 +5,9 @@
 use bfcsim_core::{FlowId, Rate, Time};
 use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
-use bfcsim_schemes::bfc::{Bfc, BfcConfig, REFRESH};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
+use bfcsim_schemes::flow_control::bfc::{Bfc, BfcConfig, REFRESH};
 
 /// One switch, three hosts on 100 Gb/s links of 1 µs (a 2 µs hop RTT); ports with a control queue and four data
 /// queues.

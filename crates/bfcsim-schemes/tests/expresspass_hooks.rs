@@ -7,10 +7,12 @@ use bfcsim_core::{Bytes, Rate, Time};
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
-use bfcsim_schemes::expresspass::feedback::credit_rate;
-use bfcsim_schemes::expresspass::{CREDIT, CREDIT_REQUEST, ExpressPass, ExpressPassConfig};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide, SwitchOps, SwitchSide};
+use bfcsim_schemes::receiver_driven::expresspass::feedback::credit_rate;
+use bfcsim_schemes::receiver_driven::expresspass::{
+    CREDIT, CREDIT_REQUEST, ExpressPass, ExpressPassConfig,
+};
 
 /// One switch, three hosts; ports with a control queue, a credit queue (1) and a data queue (2).
 fn star() -> FakeFabric {

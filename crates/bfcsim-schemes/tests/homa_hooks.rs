@@ -7,7 +7,7 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide};
-use bfcsim_schemes::homa::{GRANT, Homa, HomaConfig, RESEND};
+use bfcsim_schemes::receiver_driven::homa::{GRANT, Homa, HomaConfig, RESEND};
 use bfcsim_schemes::transport::{Recovery, TransportConfig};
 
 /// One switch, three hosts; 8 strict-priority levels of one queue; Homa's transport (selective repeat, no

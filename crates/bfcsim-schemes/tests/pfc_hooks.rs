@@ -7,8 +7,8 @@ use bfcsim_net::packet::PacketKind;
 use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, NicOps, NicSide, SwitchOps, SwitchSide};
-use bfcsim_schemes::pfc::Pfc;
-use bfcsim_schemes::pfc::PfcConfig;
+use bfcsim_schemes::flow_control::pfc::Pfc;
+use bfcsim_schemes::flow_control::pfc::PfcConfig;
 
 /// One switch, three hosts; ports with a control queue and two priorities of two data queues each.
 fn star() -> FakeFabric {

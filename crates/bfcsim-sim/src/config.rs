@@ -260,8 +260,8 @@ impl NicConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bfcsim_schemes::bfc::BfcConfig;
-    use bfcsim_schemes::pfc::PfcConfig;
+    use bfcsim_schemes::flow_control::bfc::BfcConfig;
+    use bfcsim_schemes::flow_control::pfc::PfcConfig;
 
     #[test]
     fn acks_in_data_queues_only_without_bfc() {

@@ -11,7 +11,7 @@ use bfcsim_core::rng::{Stream, stream};
 use bfcsim_core::{Bytes, FlowSpec, PortId, Rate, Time};
 use bfcsim_net::build::{Build, FatTree};
 use bfcsim_net::{NodeKind, Topology};
-use bfcsim_schemes::aquarius::{Aquarius, AquariusConfig, Mapping, RsvQueue};
+use bfcsim_schemes::flow_control::aquarius::{Aquarius, AquariusConfig, Mapping, RsvQueue};
 use bfcsim_sim::{FlowControl, Sim, SimParams};
 use common::{drops, flow, no_cc, params};
 use rand::RngExt;

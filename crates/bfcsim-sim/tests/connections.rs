@@ -6,7 +6,7 @@ mod common;
 use bfcsim_core::{FlowId, FlowSpec, Time};
 use bfcsim_net::build::{Build, LeafSpine};
 use bfcsim_schemes::cc::CcConfig;
-use bfcsim_schemes::dctcp::{DctcpConfig, Start};
+use bfcsim_schemes::cc::dctcp::{DctcpConfig, Start};
 use bfcsim_sim::Sim;
 use bfcsim_sim::{Connections, SimParams};
 use common::*;

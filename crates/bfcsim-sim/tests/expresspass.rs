@@ -6,7 +6,7 @@ mod common;
 
 use bfcsim_core::{Rate, Time};
 use bfcsim_net::build::{Build, Dumbbell};
-use bfcsim_schemes::expresspass::{ExpressPass, ExpressPassConfig};
+use bfcsim_schemes::receiver_driven::expresspass::{ExpressPass, ExpressPassConfig};
 use bfcsim_sim::{FlowControl, Sim, SimParams};
 use common::{flow, no_cc, params, port_to_host, star};
 

@@ -6,7 +6,7 @@ mod common;
 
 use bfcsim_core::{Bytes, FlowId, Time};
 use bfcsim_net::routing::LoadBalancing;
-use bfcsim_schemes::homa::{Homa, HomaConfig};
+use bfcsim_schemes::receiver_driven::homa::{Homa, HomaConfig};
 use bfcsim_schemes::transport::Recovery;
 use bfcsim_sim::{FlowControl, NicScheduler, Sim, SimParams};
 use common::{flow, no_cc, params, star};

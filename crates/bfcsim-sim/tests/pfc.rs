@@ -5,7 +5,7 @@ mod common;
 
 use bfcsim_core::{Bytes, FlowId, FlowSpec, Rate, Time};
 use bfcsim_net::build::{Build, Dumbbell};
-use bfcsim_schemes::pfc::Pfc;
+use bfcsim_schemes::flow_control::pfc::Pfc;
 use bfcsim_sim::{Sim, SimParams};
 use common::*;
 

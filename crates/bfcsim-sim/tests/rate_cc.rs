@@ -5,7 +5,7 @@ mod common;
 
 use bfcsim_core::{Bytes, FlowId, PortId, Time};
 use bfcsim_schemes::cc::CcConfig;
-use bfcsim_schemes::hpcc::HpccConfig;
+use bfcsim_schemes::cc::hpcc::HpccConfig;
 use bfcsim_sim::{Sim, SimParams};
 use common::*;
 

@@ -6,8 +6,8 @@ mod common;
 
 use bfcsim_core::rng::{Stream, stream};
 use bfcsim_core::{FlowId, FlowSpec, Time};
-use bfcsim_schemes::bfc::BfcConfig;
 use bfcsim_schemes::cc::{CcConfig, FixedConfig, WindowSpec};
+use bfcsim_schemes::flow_control::bfc::BfcConfig;
 use bfcsim_sim::{FlowControl, NicScheduler, Scheduler, Sim, SimParams};
 use common::{flow, lone_flow_fct, no_cc, params, star};
 use rand::RngExt;

@@ -7,8 +7,8 @@ mod common;
 
 use bfcsim_core::Time;
 use bfcsim_net::mmu::DropReason;
+use bfcsim_schemes::flow_control::trim_tail::{TrimTail, TrimTailConfig};
 use bfcsim_schemes::transport::Recovery;
-use bfcsim_schemes::trim_tail::{TrimTail, TrimTailConfig};
 use bfcsim_sim::{FlowControl, Sim};
 use common::{dctcp, flow, params, star};
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use bfcsim_metrics::summary::nearest_rank;
 use bfcsim_metrics::{FlowRecord, Summary, SummaryConfig};
-use bfcsim_schemes::homa::HomaReport;
+use bfcsim_schemes::receiver_driven::homa::HomaReport;
 use serde::{Deserialize, Serialize};
 
 use crate::runner::Outcome;

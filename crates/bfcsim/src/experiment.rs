@@ -92,7 +92,7 @@ fn default_seed() -> u64 {
     1
 }
 fn default_cc() -> CcConfig {
-    CcConfig::Dctcp(bfcsim_schemes::dctcp::DctcpConfig::default())
+    CcConfig::Dctcp(bfcsim_schemes::cc::dctcp::DctcpConfig::default())
 }
 
 /// `[scheme]`: the name of a preset in [`crate::presets`].

@@ -16,9 +16,9 @@ use bfcsim_metrics::{
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
-use bfcsim_schemes::bfc::Bfc;
-use bfcsim_schemes::pfc::Pfc;
-use bfcsim_schemes::pfc::PfcRecord;
+use bfcsim_schemes::flow_control::bfc::Bfc;
+use bfcsim_schemes::flow_control::pfc::Pfc;
+use bfcsim_schemes::flow_control::pfc::PfcRecord;
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
 use bfcsim_workload::{HostSet, WorkloadError, generate_at_most, load_flow_file, long_lived, plan};
 

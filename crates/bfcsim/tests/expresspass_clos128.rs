@@ -7,7 +7,7 @@ use std::path::Path;
 
 use bfcsim::experiment::load_experiment;
 use bfcsim::runner::{prepare, simulate};
-use bfcsim_schemes::expresspass::CreditReport;
+use bfcsim_schemes::receiver_driven::expresspass::CreditReport;
 
 #[test]
 fn sixty_percent_load_drops_credits_never_data() {

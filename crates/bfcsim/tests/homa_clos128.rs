@@ -6,7 +6,7 @@ use std::path::Path;
 
 use bfcsim::experiment::load_experiment;
 use bfcsim::runner::{prepare, simulate};
-use bfcsim_schemes::homa::HomaReport;
+use bfcsim_schemes::receiver_driven::homa::HomaReport;
 
 fn run(scheme: &str) -> HomaReport {
     let path =

@@ -1,5 +1,5 @@
 //! The developer guide's worked example end to end through the binary: `experiments/trim-tail-incast.toml`
-//! runs the `trim-tail` scheme of `bfcsim_schemes::trim_tail` (registered with one line), and its statistics
+//! runs the `trim-tail` scheme of `bfcsim_schemes::flow_control::trim_tail` (registered with one line), and its statistics
 //! reach the terminal, `summary.json` and `run.json`.
 
 mod common;

@@ -35,9 +35,9 @@
 //! scheme itself as `side`, because the fabric then calls the scheme's own hooks for what that port sends.
 //!
 //! Adding a scheme: [`crate::developer_guide`] walks through it, with the skeleton of a scheme and the worked
-//! example [`crate::trim_tail`].
+//! example [`crate::flow_control::trim_tail`].
 //!
-//! Each scheme's state machines are sans-IO and live beside its hooks (BFC's [`crate::bfc::BfcSwitch`]):
+//! Each scheme's state machines are sans-IO and live beside its hooks (BFC's [`crate::flow_control::bfc::BfcSwitch`]):
 //! handed `now` and an input, they answer with actions (a queue, a PAUSE to send, a drop); the hooks describe
 //! packets to them and carry out their answers with the fabric's verbs.
 

@@ -71,8 +71,8 @@ impl ConnectionPool {
 mod tests {
     use super::*;
 
+    use bfcsim_schemes::cc::dctcp::DctcpConfig;
     use bfcsim_schemes::cc::{CcConfig, CongestionControl, FlowContext};
-    use bfcsim_schemes::dctcp::DctcpConfig;
     use bfcsim_schemes::transport::{Sender, TransportConfig};
 
     /// A connection whose DCTCP (line-rate start, one BDP) has grown on one ACK, its last packet sent at

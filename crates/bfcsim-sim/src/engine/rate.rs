@@ -21,7 +21,7 @@
 //! - **INT** (HPCC §3.2, [`bfcsim_net::int`]): each switch egress stamps an [`IntHop`] on the data packet at
 //!   dequeue; stacks live in a side slab indexed by [`PacketId`] so that `Packet` does not grow for every
 //!   scheme; the receiver copies the stack into its ACK; data packets carry
-//!   [`bfcsim_schemes::hpcc::HpccConfig::int_overhead`] more bytes (BFC §6.3's 80 B by default).
+//!   [`bfcsim_schemes::cc::hpcc::HpccConfig::int_overhead`] more bytes (BFC §6.3's 80 B by default).
 //! - **Drop notices** (`switch.drop_notification`): see [`Sender::handle_drop_notice`].
 
 use bfcsim_net::int::IntHop;

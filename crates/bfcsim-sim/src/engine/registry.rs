@@ -6,16 +6,16 @@
 
 use std::any::Any;
 
-use bfcsim_schemes::aquarius::Aquarius;
-use bfcsim_schemes::bfc::Bfc;
-use bfcsim_schemes::expresspass::ExpressPass;
 use bfcsim_schemes::fabric::{
     Describe, HopStats, NoParams, Plain, Preset, Scheme, SchemeReport, Setup, SwitchFacts,
     SwitchSide,
 };
-use bfcsim_schemes::homa::Homa;
-use bfcsim_schemes::pfc::Pfc;
-use bfcsim_schemes::trim_tail::TrimTail;
+use bfcsim_schemes::flow_control::aquarius::Aquarius;
+use bfcsim_schemes::flow_control::bfc::Bfc;
+use bfcsim_schemes::flow_control::pfc::Pfc;
+use bfcsim_schemes::flow_control::trim_tail::TrimTail;
+use bfcsim_schemes::receiver_driven::expresspass::ExpressPass;
+use bfcsim_schemes::receiver_driven::homa::Homa;
 use serde::{Deserialize, Serialize};
 
 use super::*;

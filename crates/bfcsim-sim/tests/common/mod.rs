@@ -3,11 +3,11 @@
 
 use bfcsim_core::PortId;
 use bfcsim_core::{Bytes, FlowSpec, NodeId, Time};
+use bfcsim_schemes::cc::dcqcn::DcqcnConfig;
+use bfcsim_schemes::cc::dctcp::DctcpConfig;
+use bfcsim_schemes::cc::hpcc::HpccConfig;
 use bfcsim_schemes::cc::{CcConfig, FixedConfig};
-use bfcsim_schemes::dcqcn::DcqcnConfig;
-use bfcsim_schemes::dctcp::DctcpConfig;
-use bfcsim_schemes::hpcc::HpccConfig;
-use bfcsim_schemes::pfc::PfcConfig;
+use bfcsim_schemes::flow_control::pfc::PfcConfig;
 use bfcsim_sim::Sim;
 use bfcsim_sim::{FlowControl, NicConfig, SimParams, SwitchConfig};
 

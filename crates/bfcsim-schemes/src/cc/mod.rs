@@ -1,15 +1,29 @@
-//! The congestion-control contract and the enum that stores every algorithm: the trait says what
-//! an algorithm must answer; the enum, matched directly, keeps calls static and inlinable.
+//! End-to-end congestion control: the contract and the enum that stores every algorithm (the trait says what
+//! an algorithm must answer; the enum, matched directly, keeps calls static and inlinable), and the algorithms:
+//!
+//! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
+//! - [`dctcp_rate`]: DCTCP's control law on a pacing rate, as HPCC's ns-3 runs it for RDMA (`CC_MODE 8`).
+//! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
+//! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
+//! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
+//!
+//! The trait's doc gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`).
+
+pub mod dcqcn;
+pub mod dctcp;
+pub mod dctcp_rate;
+pub mod hpcc;
+pub mod rtt_target;
 
 use bfcsim_core::{Bytes, Rate, Time};
 use bfcsim_net::int::IntStack;
 use serde::{Deserialize, Serialize};
 
-use crate::dcqcn::{Dcqcn, DcqcnConfig};
-use crate::dctcp::{Dctcp, DctcpConfig};
-use crate::dctcp_rate::{DctcpRate, DctcpRateConfig};
-use crate::hpcc::{Hpcc, HpccConfig};
-use crate::rtt_target::{RttTarget, RttTargetConfig};
+use crate::cc::dcqcn::{Dcqcn, DcqcnConfig};
+use crate::cc::dctcp::{Dctcp, DctcpConfig};
+use crate::cc::dctcp_rate::{DctcpRate, DctcpRateConfig};
+use crate::cc::hpcc::{Hpcc, HpccConfig};
+use crate::cc::rtt_target::{RttTarget, RttTargetConfig};
 
 /// What a controller is told when a flow starts.
 #[derive(Clone, Copy, Debug)]
@@ -85,7 +99,7 @@ impl Default for AckSignal<'_> {
 /// 5. Each ACK: [`on_ack`](CongestionControl::on_ack); a NACK reporting a gap:
 ///    [`on_loss`](CongestionControl::on_loss); the retransmission timer:
 ///    [`on_timeout`](CongestionControl::on_timeout).
-/// 6. Each congestion notification for the flow (DCQCN; [`crate::dcqcn::CnpGenerator`] is the receiver side):
+/// 6. Each congestion notification for the flow (DCQCN; [`crate::cc::dcqcn::CnpGenerator`] is the receiver side):
 ///    [`on_cnp`](CongestionControl::on_cnp). HPCC's ns-3 carries the CNP as a flag on the ACK of a CE-marked
 ///    packet; an engine doing the same calls `on_cnp` then `on_ack` at the ACK's arrival
 ///    (`RdmaHw::ReceiveAck` calls `cnp_received_mlx` before the per-ACK handlers).

@@ -13,11 +13,11 @@ use super::{
     AquariusConfig, AquariusStats, AquariusSwitch, Arrival, Departure, Enqueued, QueueAction,
     RsvQueue, Signal, View,
 };
-use crate::bfc::{Egress, hop_rtt};
 use crate::fabric::{
     Describe, Entry, FrameCounts, HopStats, NicOps, NicSide, Preset, Scheme, SchemeReport, Setup,
     SwitchFacts, SwitchOps, SwitchSide,
 };
+use crate::flow_control::bfc::{Egress, hop_rtt};
 
 /// [`Enqueued::congested`] kept with a packet while it is in a switch.
 const CONGESTED: u8 = 1;

@@ -15,8 +15,8 @@ use bfcsim_core::{Bytes, Rate, Time};
 
 use super::queue_table::{QueueAction, QueueTable};
 use super::{ActiveQueues, AquariusConfig, Mapping, RsvQueue};
-use crate::bfc::EgressView;
-use crate::bfc::flow_table::{FlowTable, Slot};
+use crate::flow_control::bfc::EgressView;
+use crate::flow_control::bfc::flow_table::{FlowTable, Slot};
 
 /// What Aquarius needs to see of an egress port's queues, beyond what BFC sees.
 pub trait View: EgressView {

@@ -7,7 +7,7 @@
 //! ideal baselines (§6.2.1), which no switch could hold.
 //!
 //! The table is generic over its entry: Aquarius (Algorithm 1) indexes its flow table the same way, by (egress
-//! port, hash of the FID), with entries of its own ([`crate::aquarius`]).
+//! port, hash of the FID), with entries of its own ([`crate::flow_control::aquarius`]).
 //!
 //! The hashed array is held sparsely. A switch's table has 100 entries per queue of each port (76,800 on a
 //! CLOS-128 ToR, 16 M over the 320 switches of a 1024-host fat tree, 330 MB there), of which only the entries of

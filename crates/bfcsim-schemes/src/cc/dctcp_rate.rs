@@ -1,6 +1,6 @@
 //! Rate-based DCTCP, as HPCC's ns-3 runs "DCTCP" for RDMA (`rdma-hw.cc` `HandleAckDctcp`, `CC_MODE 8`): DCTCP's
 //! control law (Alizadeh et al. 2010, §3.1) applied to a pacing rate instead of a window. This is the DCTCP of
-//! the reference outputs in `data/reference/ns3-perf-k8`; bfcsim's window-based DCTCP is [`crate::dctcp`].
+//! the reference outputs in `data/reference/ns3-perf-k8`; bfcsim's window-based DCTCP is [`crate::cc::dctcp`].
 //!
 //! Per ACK, with `mark` = the acknowledged packet carried CE (ns-3 flags the ACK; with an ACK per packet, our
 //! ACK's CE byte count is non-zero exactly then):

@@ -1,7 +1,7 @@
 //! The pure PFC modules' tests: ingress accounting, thresholds, and the upstream's pause state.
 
 use super::*;
-use crate::pfc::*;
+use crate::flow_control::pfc::*;
 use proptest::prelude::*;
 
 const PKT: u64 = 1_000;

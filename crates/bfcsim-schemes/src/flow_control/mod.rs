@@ -1,0 +1,15 @@
+//! The schemes that act at switches, hop by hop, each written against [`crate::fabric`] and registered with
+//! one line in the engine's registry:
+//!
+//! - [`bfc`]: Backpressure Flow Control (Goyal et al., NSDI 2022, §3.3): per-hop per-flow pausing of
+//!   dynamically assigned queues, with its variants and the ideal baselines.
+//! - [`pfc`]: Priority Flow Control (IEEE 802.1Qbb) as HPCC's ns-3 runs it: its ingress accounting, pause
+//!   state and `pfc.txt` records as pure modules, and the scheme that drives them on the fabric.
+//! - [`aquarius`]: Aquarius's contribution-aware pausing and opportunistic re-assigning (Li et al., APNet
+//!   2023, Algorithms 1 and 2, §3.2-3.3).
+//! - [`trim_tail`]: drop-tail with payload cutting, the developer guide's worked example.
+
+pub mod aquarius;
+pub mod bfc;
+pub mod pfc;
+pub mod trim_tail;

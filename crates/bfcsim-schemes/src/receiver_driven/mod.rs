@@ -1,0 +1,10 @@
+//! The transports whose receivers schedule their senders, each with its switch and NIC sides written against
+//! [`crate::fabric`]:
+//!
+//! - [`expresspass`]: ExpressPass (Cho et al., SIGCOMM 2017): receiver-paced credits rate-limited at every
+//!   port, and the credit feedback loop.
+//! - [`homa`]: Homa (Montazeri et al., SIGCOMM 2018): unscheduled bytes at priority levels, and the
+//!   receiver's grant scheduler with overcommitment.
+
+pub mod expresspass;
+pub mod homa;
