@@ -7,7 +7,7 @@ use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Flags, Packet, PacketKind};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide, Scheme, SwitchOps, SwitchSide};
-use bfcsim_schemes::trim_tail::{ECHO, TrimTail, TrimTailConfig};
+use bfcsim_schemes::flow_control::trim_tail::{ECHO, TrimTail, TrimTailConfig};
 
 const HEADER: u32 = 64;
 
@@ -72,6 +72,22 @@ fn a_header_from_an_earlier_hop_rides_the_control_queue() {
         "{:?}",
         fab.log
     );
+}
+
+/// A data packet no larger than a header has nothing to cut: it joins its data queue whatever that holds.
+#[test]
+fn a_packet_no_larger_than_a_header_is_not_cut() {
+    let (mut fab, flow, mut s) = star(1, 8);
+    let egress = fab.sp(0, 2);
+    for i in 0..2u64 {
+        let mut p = fab.data_packet(flow, i * 10);
+        (p.size, p.payload) = (HEADER, 10);
+        let e = fab.entry(p, 0, 0, 2);
+        s.enqueue(&mut fab, &e).unwrap();
+    }
+    let queues = fab.queues(egress);
+    assert_eq!((queues.queue_len(1), queues.queue_len(0)), (2, 0));
+    assert!(!fab.log.iter().any(|c| matches!(c, Call::Trim { .. })));
 }
 
 #[test]

@@ -25,6 +25,21 @@ proptest! {
     }
 }
 
+/// A draw proptest found: trim-tail with packets no larger than its header (a tiny payload), which have nothing
+/// to cut.
+#[test]
+fn a_trim_tail_run_with_packets_smaller_than_a_header() {
+    let run = SmallRun::from_bytes(&[13, 0, 1, 0, 3, 95, 0, 0, 39, 5, 98, 91, 26, 150, 97, 17]);
+    assert!(
+        run.overrides.iter().any(|o| o == "scheme.name=dctcp-trim"),
+        "{:?}",
+        run.overrides
+    );
+    if let Err(e) = run.check(true) {
+        panic!("{e}");
+    }
+}
+
 /// The draws cover what they claim to: every scheme, runs split over two threads, and runs that drop (checked
 /// on a sample, and on every draw with a buffer small enough to overflow).
 #[test]

@@ -11,7 +11,8 @@
 //! - **Switch** ([`SwitchSide::enqueue`]): a data packet joins its class's queue while that queue holds fewer
 //!   than `queue_packets` packets; otherwise it is trimmed to `header` bytes ([`SwitchOps::trim`]) and joins the
 //!   control queue, unless that already holds `header_packets` headers, when it is dropped
-//!   ([`DropReason::HeaderQueueFull`]). Other packets are queued as without a scheme.
+//!   ([`DropReason::HeaderQueueFull`]). Other packets, and data packets no larger than a header (nothing to
+//!   cut), are queued as without a scheme.
 //! - **Receiver** ([`NicSide::header_arrived`]): a header draws a NACK for its first byte ([`NicOps::reply`]),
 //!   which its sender takes as a loss notice for that one segment: selective repeat resends it, go-back-N goes
 //!   back to it. Headers overtake the data queued ahead of them, so the NACK cannot be cumulative.
@@ -104,7 +105,9 @@ impl SwitchSide for TrimTail {
     fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
         let queue = fab.layout().data_queue_for(e.p.class, e.p.hash);
         let full = fab.queues(e.out_sp).queue_len(queue) >= self.cfg.queue_packets as usize;
-        let cut = e.p.kind == PacketKind::DATA && full && !e.p.trimmed();
+        // A packet no larger than a header has nothing to cut: it joins its queue as without the scheme.
+        let cut =
+            e.p.kind == PacketKind::DATA && full && !e.p.trimmed() && e.p.size > self.cfg.header;
         if !cut && !e.p.trimmed() {
             fab.admit(e, queue)?;
             fab.push(e, queue);
