@@ -711,16 +711,9 @@ impl NicOps for FakeFabric {
         (seq, aux): (u64, u32),
         size: u32,
     ) -> PacketId {
-        let f = &self.flows[id.idx()];
-        let pkt = self.packets.alloc(Packet {
-            seq,
-            sent_at: self.now,
-            flow: id,
-            size,
-            dst_host: if to_sender { f.src_host } else { f.dst_host },
-            aux,
-            ..Packet::blank(kind)
-        });
+        let p =
+            self.flows[id.idx()].control_packet(id, to_sender, kind, (seq, aux), size, self.now);
+        let pkt = self.packets.alloc(p);
         self.log.push(Call::Control {
             pkt,
             flow: id,

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bfcsim_core::{FlowSpec, Time};
+use bfcsim_core::{FlowId, FlowSpec, Time};
+use bfcsim_net::packet::{Flags, Packet, PacketKind};
 use bfcsim_net::routing::five_tuple_hash;
 use bfcsim_net::topology::Topology;
 
@@ -33,6 +34,37 @@ pub struct Flow {
 const _: () = assert!(std::mem::size_of::<Flow>() == 64);
 
 impl Flow {
+    /// A control packet of this flow (`id`) of `kind` and `size` bytes, sent at `now` from its receiver to its
+    /// sender when `to_sender` (routed by the reverse 5-tuple), else from its sender to its receiver: `seq` and
+    /// `aux` as the kind defines them; it carries the flow's incast label.
+    #[inline]
+    pub fn control_packet(
+        &self,
+        id: FlowId,
+        to_sender: bool,
+        kind: PacketKind,
+        (seq, aux): (u64, u32),
+        size: u32,
+        now: Time,
+    ) -> Packet {
+        let (dst_host, hash) = if to_sender {
+            (self.src_host, self.rev_hash)
+        } else {
+            (self.dst_host, self.hash)
+        };
+        Packet {
+            seq,
+            sent_at: now,
+            flow: id,
+            size,
+            dst_host,
+            hash: hash as u32,
+            aux,
+            flags: Flags::NONE.with_if(Flags::INCAST, self.spec.incast),
+            ..Packet::blank(kind)
+        }
+    }
+
     /// The table of `flows` (sorted by start time) on `topo`; fails on a flow that is not between two distinct
     /// hosts or has no bytes, naming it.
     pub fn table(topo: &Topology, flows: &[FlowSpec]) -> Result<Arc<[Flow]>, String> {

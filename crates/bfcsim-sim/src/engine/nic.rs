@@ -214,25 +214,11 @@ impl Fabric {
         (seq, aux): (u64, u32),
         size: u32,
     ) -> PacketId {
-        let f = &self.flows[id.idx()];
-        let (dst_host, hash) = if to_sender {
-            (f.src_host, f.rev_hash)
-        } else {
-            (f.dst_host, f.hash)
-        };
         self.counters.injected_pkts += 1;
         self.counters.injected_bytes += size as u64;
-        self.packets.alloc(Packet {
-            seq,
-            sent_at: self.now,
-            flow: id,
-            size,
-            dst_host,
-            hash: hash as u32,
-            aux,
-            flags: Flags::NONE.with_if(Flags::INCAST, f.spec.incast),
-            ..Packet::blank(kind)
-        })
+        let p =
+            self.flows[id.idx()].control_packet(id, to_sender, kind, (seq, aux), size, self.now);
+        self.packets.alloc(p)
     }
 
     /// Queues control packet `pkt` at host `h`'s NIC, ahead of data, without waking the NIC: for the NIC's own
