@@ -7,9 +7,12 @@
 //!   state and `pfc.txt` records as pure modules, and the scheme that drives them on the fabric.
 //! - [`aquarius`]: Aquarius's contribution-aware pausing and opportunistic re-assigning (Li et al., APNet
 //!   2023, Algorithms 1 and 2, §3.2-3.3).
+//! - [`hop_pause`]: the per-hop, per-flow pausing BFC and Aquarius share: their flow table, what they see of
+//!   an egress, the packet's `upstreamQ`, and their PAUSE and RESUME frames.
 //! - [`trim_tail`]: drop-tail with payload cutting, the developer guide's worked example.
 
 pub mod aquarius;
 pub mod bfc;
+pub mod hop_pause;
 pub mod pfc;
 pub mod trim_tail;

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use queue_table::{Joined, QueueAction, QueueTable};
 pub use scheme::{Aquarius, AquariusReport};
-pub use switch::{AquariusStats, AquariusSwitch, Arrival, Departure, Enqueued, Signal, View};
+pub use switch::{AquariusStats, AquariusSwitch, Departure, Enqueued, QueueFlow, Signal, View};
 
 /// How a switch maps a new active flow (one with no packets buffered at the egress) to a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,28 +6,24 @@
 //! every PAUSE finds its flow alone in its queue and pauses that queue (§3.3's first case).
 
 use bfcsim_core::{FlowId, PacketId};
-use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::PacketKind;
 
 use super::{
-    AquariusConfig, AquariusStats, AquariusSwitch, Arrival, Departure, Enqueued, QueueAction,
-    RsvQueue, Signal, View,
+    AquariusConfig, AquariusStats, AquariusSwitch, Departure, Enqueued, QueueAction, RsvQueue,
+    Signal, View,
 };
 use crate::fabric::{
-    Describe, Entry, FrameCounts, HopStats, NicOps, NicSide, Preset, Scheme, SchemeReport, Setup,
-    SwitchFacts, SwitchOps, SwitchSide,
+    Describe, Entry, HopStats, NicOps, Preset, Scheme, SchemeReport, Setup, SwitchFacts, SwitchOps,
 };
-use crate::flow_control::bfc::{Egress, hop_rtt};
-
-/// [`Enqueued::congested`] kept with a packet while it is in a switch.
-const CONGESTED: u8 = 1;
+use crate::flow_control::hop_pause::{
+    Arrival, Egress, PerHopPausing, Upstream, check_ack_priority, hop_rtt, send,
+};
 
 /// Aquarius's state in one shard of a run.
 pub struct Aquarius {
-    cfg: AquariusConfig,
     /// Each switch's state, by switch index.
     switches: Vec<AquariusSwitch>,
-    frames: FrameCounts,
+    upstream: Upstream,
 }
 
 impl View for Egress<'_> {
@@ -39,11 +35,6 @@ impl View for Egress<'_> {
     }
 }
 
-/// A frame's `seq`: (upstream queue, FID).
-fn frame_seq(queue: u32, flow: u32) -> u64 {
-    (queue as u64) << 32 | flow as u64
-}
-
 /// A QueueTable's decision as (queue, paused).
 fn queue_change(action: Option<QueueAction>) -> Option<(usize, bool)> {
     match action? {
@@ -52,45 +43,48 @@ fn queue_change(action: Option<QueueAction>) -> Option<(usize, bool)> {
     }
 }
 
-/// The departure of a packet described by `a` that the switch answered with `en`.
-fn departure(a: &Arrival, en: &Enqueued) -> Departure {
-    Departure {
-        out_port: a.out_port,
-        hash: a.hash,
-        flow: a.flow,
-        queue: en.queue,
-        congested: en.congested,
-    }
-}
-
 impl Aquarius {
     /// The state of switch `s`.
     pub fn switch(&self, s: usize) -> &AquariusSwitch {
         &self.switches[s]
     }
+}
 
-    /// Algorithm 2 for data packet `pkt` leaving switch port `sp` from `queue`; stamps the queue as the packet's
-    /// `upstreamQ` for the next hop.
-    fn dequeue_data(&mut self, fab: &mut impl SwitchOps, sp: u32, pkt: PacketId, queue: usize) {
-        let (s, local) = fab.sw_port(sp);
-        let p = fab.packet_mut(pkt);
-        let d = Departure {
-            out_port: local,
-            hash: p.hash,
-            flow: p.flow.0,
-            queue: queue as u16,
-            congested: p.hop_flags & CONGESTED != 0,
+impl PerHopPausing for Aquarius {
+    type Decision = Enqueued;
+
+    /// Algorithm 1: the flow's queue and the pausing decision. A PAUSE pending for the flow holds the queue it
+    /// was just mapped to, or the lone flows the queue was held for moved to the rsvQ: the port's queues change
+    /// whether or not the buffer then takes the packet, for the QueueTable's state has.
+    #[inline]
+    fn decide<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry, a: &Arrival) -> Enqueued {
+        let view = Egress {
+            queues: fab.queues(e.out_sp),
+            level: a.level,
         };
-        p.upstream_q = queue as u32;
-        p.hop_flags = 0;
+        let en = self.switches[e.s].handle_enqueue(a, &view);
+        if en.actions.iter().any(Option::is_some) {
+            let changes = en.actions.into_iter().filter_map(queue_change);
+            fab.set_port_paused(self, e.out_sp, changes);
+        }
+        en
+    }
+
+    fn refused(&mut self, s: usize, d: &Departure, en: &Enqueued) -> Option<Signal> {
+        self.switches[s].handle_drop(d, en.high)
+    }
+
+    /// Algorithm 2, and the QueueTable's bookkeeping of the queue the packet left (§3.3).
+    #[inline]
+    fn departed<F: SwitchOps>(&mut self, fab: &mut F, s: usize, sp: u32, d: &Departure) {
         // Algorithm 2 reads queue lengths only, never N_active's level.
         let view = Egress {
             queues: fab.queues(sp),
             level: 0,
         };
-        let (signal, action) = self.switches[s].handle_dequeue(&d, &view);
+        let (signal, action) = self.switches[s].handle_dequeue(d, &view);
         if let Some(signal) = signal {
-            self.send_signal(fab, s, signal);
+            send(self, fab, s, signal);
         }
         // The port is sending the packet that left: a resumed rsvQ is served after it (the port looks for a ready
         // queue once `dequeued` returns), never kicked into a second transmission now.
@@ -99,87 +93,8 @@ impl Aquarius {
         }
     }
 
-    /// Sends a PAUSE or RESUME from switch `s` out of the ingress port it concerns.
-    fn send_signal(&mut self, fab: &mut impl SwitchOps, s: usize, signal: Signal) {
-        let (local, seq, kind) = match signal {
-            Signal::Pause { port, queue, flow } => {
-                (port, frame_seq(queue, flow), PacketKind::PAUSE)
-            }
-            Signal::Resume { port, queue, flow } => {
-                (port, frame_seq(queue, flow), PacketKind::RESUME)
-            }
-        };
-        let port = fab.switch_port(s, local);
-        self.frames.count(kind == PacketKind::PAUSE);
-        let size = self.cfg.frame_size;
-        fab.send_frame(self, port, kind, seq, size);
-    }
-}
-
-impl SwitchSide for Aquarius {
-    /// Algorithm 1: the flow's queue, the pausing decision, and a PAUSE upstream when pauseNum leaves zero; a
-    /// packet the buffer refuses is undone as if it had left at once (its PAUSE, if any, cancelled).
-    #[inline]
-    fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
-        let layout = fab.layout();
-        let (queues, level) = (
-            layout.class_queues(e.p.class),
-            layout.class_level(e.p.class),
-        );
-        let arrival = Arrival {
-            now: fab.now(),
-            in_port: e.in_local,
-            out_port: e.out_local,
-            hash: e.p.hash,
-            flow: e.p.flow.0,
-            upstream_q: e.p.upstream_q,
-            queues,
-            rate: fab.link_rate(e.egress),
-        };
-        let view = Egress {
-            queues: fab.queues(e.out_sp),
-            level,
-        };
-        let en = self.switches[e.s].handle_enqueue(&arrival, &view);
-        // A PAUSE pending for the flow holds the queue it was just mapped to, or the lone flows the queue was held
-        // for moved to the rsvQ (whether or not the buffer takes the packet: the QueueTable's state has changed).
-        if en.actions.iter().any(Option::is_some) {
-            let changes = en.actions.into_iter().filter_map(queue_change);
-            fab.set_port_paused(self, e.out_sp, changes);
-        }
-        let queue = en.queue as usize;
-        if let Err(reason) = fab.admit(e, queue) {
-            let d = departure(&arrival, &en);
-            let resume = self.switches[e.s].handle_drop(&d, en.high);
-            debug_assert_eq!(
-                resume.is_some(),
-                en.signal.is_some(),
-                "a refused packet's RESUME cancels exactly its own PAUSE"
-            );
-            return Err(reason);
-        }
-        fab.push_hop(e, queue, if en.congested { CONGESTED } else { 0 });
-        if let Some(signal) = en.signal {
-            self.send_signal(fab, e.s, signal);
-        }
-        Ok(())
-    }
-
-    /// Algorithm 2 for a data packet, and the QueueTable's bookkeeping of the queue it left (§3.3); the queue
-    /// becomes the packet's `upstreamQ`.
-    #[inline]
-    fn dequeued<F: SwitchOps>(
-        &mut self,
-        fab: &mut F,
-        sp: u32,
-        pkt: PacketId,
-        queue: usize,
-        data: bool,
-    ) {
-        if data {
-            self.dequeue_data(fab, sp, pkt, queue);
-        }
-        fab.pause_changed(sp);
+    fn upstream(&mut self) -> &mut Upstream {
+        &mut self.upstream
     }
 
     /// A PAUSE or RESUME reached switch port `sp`: the QueueTable of that egress decides (§3.3).
@@ -206,25 +121,10 @@ impl SwitchSide for Aquarius {
             fab.set_port_paused(self, sp, [change]);
         }
     }
-}
 
-impl NicSide for Aquarius {
     /// A NIC queue per flow (BFC §6.2.1).
-    #[inline]
-    fn flow_started<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, _slot: usize) -> u32 {
-        let hash = fab.flow(id).hash;
-        fab.nic_alloc(h, None, hash)
-    }
-
-    #[inline]
-    fn flow_finished<F: NicOps>(&mut self, fab: &mut F, h: u32, nic_q: u32) {
-        fab.nic_release(h, nic_q);
-    }
-
-    /// A flow whose NIC queue is paused waits, parked, for its RESUME.
-    #[inline]
-    fn may_send<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> bool {
-        !fab.park_if_paused(h, id, slot)
+    fn nic_queues(&self) -> Option<u32> {
+        None
     }
 
     /// A PAUSE or RESUME reached host `h`'s NIC: the flow's own queue is paused or resumed.
@@ -237,11 +137,7 @@ impl NicSide for Aquarius {
 
 impl Scheme for Aquarius {
     fn add_stats(&self, stats: &mut HopStats) {
-        let own = Describe::stats(self);
-        stats.assignments += own.assignments;
-        stats.queue_collisions += own.queue_collisions;
-        stats.index_collisions += own.index_collisions;
-        self.frames.add_to(stats);
+        self.upstream.add_to(stats, &Describe::stats(self));
     }
 }
 
@@ -254,12 +150,7 @@ impl Describe for Aquarius {
     /// Aquarius assigns queues to data packets only (ACKs ride the control queue); a static rsvQ is a port's
     /// last data queue of one class.
     fn validate(cfg: &AquariusConfig, switch: &SwitchFacts) -> Result<(), String> {
-        if !switch.ack_priority {
-            return Err(
-                "flow_control.kind = \"aquarius\" assigns queues to data packets: leave switch.ack_priority = true"
-                    .into(),
-            );
-        }
+        check_ack_priority(Self::KIND, switch)?;
         if cfg.rsv == RsvQueue::Static && (switch.classes != 1 || switch.queues_per_port < 2) {
             return Err(format!(
                 "flow_control.rsv = \"static\" sets a port's last data queue aside for congested flows: \
@@ -273,7 +164,7 @@ impl Describe for Aquarius {
     /// Creates each switch's state: the 1-hop RTT is the largest round trip of a link's delays over the
     /// switch's ports, as for BFC; the MTU a full data packet.
     fn new(cfg: &AquariusConfig, fab: &mut impl Setup) -> Result<Aquarius, String> {
-        let cfg = cfg.clone();
+        let upstream = Upstream::new(cfg.frame_size);
         fab.enable_pausing();
         let mtu = fab.payload() + fab.header() + fab.int_overhead();
         let layout = *fab.layout();
@@ -282,15 +173,11 @@ impl Describe for Aquarius {
             .map(|s| {
                 let ports = topo.nodes[fab.switch_node(s).idx()].ports.len();
                 let hrtt = hop_rtt(fab, s);
-                AquariusSwitch::new(&cfg, ports, layout.total(), layout.per_class, hrtt, mtu)
+                AquariusSwitch::new(cfg, ports, layout.total(), layout.per_class, hrtt, mtu)
             })
             .collect();
         fab.start_watchdog(cfg.watchdog);
-        Ok(Aquarius {
-            cfg,
-            switches,
-            frames: FrameCounts::default(),
-        })
+        Ok(Aquarius { switches, upstream })
     }
 
     fn presets() -> &'static [Preset] {

@@ -15,8 +15,8 @@ use bfcsim_core::{Bytes, Rate, Time};
 
 use super::queue_table::{QueueAction, QueueTable};
 use super::{ActiveQueues, AquariusConfig, Mapping, RsvQueue};
-use crate::flow_control::bfc::EgressView;
-use crate::flow_control::bfc::flow_table::{FlowTable, Slot};
+use crate::flow_control::hop_pause::flow_table::{FlowTable, Slot};
+use crate::flow_control::hop_pause::{self, Arrival, Decision, EgressView};
 
 /// What Aquarius needs to see of an egress port's queues, beyond what BFC sees.
 pub trait View: EgressView {
@@ -55,49 +55,24 @@ impl Slot for FlowEntry {
     }
 }
 
-/// A PAUSE or RESUME to send upstream, out of ingress `port` (§3.2: "PAUSE carries (upstream queue, FID)").
+/// What a PAUSE or RESUME names upstream (§3.2: "PAUSE carries (upstream queue, FID)").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Signal {
-    /// Pause flow `flow` in queue `queue` of the device upstream of ingress `port`.
-    Pause {
-        /// Ingress port (local number).
-        port: u16,
-        /// The `upstreamQ` the packet carried.
-        queue: u32,
-        /// The flow (FID).
-        flow: u32,
-    },
-    /// Resume it.
-    Resume {
-        /// Ingress port (local number).
-        port: u16,
-        /// The `upstreamQ` of the PAUSE.
-        queue: u32,
-        /// The flow (FID).
-        flow: u32,
-    },
-}
-
-/// A data packet about to be enqueued at an egress.
-#[derive(Clone, Debug)]
-pub struct Arrival {
-    /// Now.
-    pub now: Time,
-    /// Ingress port (local number).
-    pub in_port: u16,
-    /// Egress port (local number).
-    pub out_port: u16,
-    /// 32-bit hash of the FID.
-    pub hash: u32,
+pub struct QueueFlow {
+    /// The `upstreamQ` the packet carried.
+    pub queue: u32,
     /// The flow (FID).
     pub flow: u32,
-    /// The `upstreamQ` the packet carries.
-    pub upstream_q: u32,
-    /// The data queues of the packet's traffic class at this port.
-    pub queues: Range<u16>,
-    /// Drain rate μ of the egress.
-    pub rate: Rate,
 }
+
+/// The frame names the queue in `seq`'s high 32 bits and the flow in its low ones.
+impl hop_pause::Target for QueueFlow {
+    fn seq(self) -> u64 {
+        (self.queue as u64) << 32 | self.flow as u64
+    }
+}
+
+/// A PAUSE or RESUME to send upstream, out of ingress `port`.
+pub type Signal = hop_pause::Signal<QueueFlow>;
 
 /// The outcome of an enqueue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,20 +92,24 @@ pub struct Enqueued {
     pub actions: [Option<QueueAction>; 2],
 }
 
-/// A data packet leaving an egress queue (or refused by the buffer after its enqueue).
-#[derive(Clone, Copy, Debug)]
-pub struct Departure {
-    /// Egress port (local number).
-    pub out_port: u16,
-    /// Its FID hash.
-    pub hash: u32,
-    /// Its flow.
-    pub flow: u32,
-    /// The queue it left.
-    pub queue: u16,
+impl Decision for Enqueued {
+    type Kept = bool;
+    type Target = QueueFlow;
+    fn queue(&self) -> u16 {
+        self.queue
+    }
     /// [`Enqueued::congested`].
-    pub congested: bool,
+    fn kept(&self) -> bool {
+        self.congested
+    }
+    fn signal(&self) -> Option<Signal> {
+        self.signal
+    }
 }
+
+/// A data packet leaving an egress queue (or refused by the buffer after its enqueue), with
+/// [`Enqueued::congested`].
+pub type Departure = hop_pause::Departure<bool>;
 
 /// Counts for the metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -177,6 +156,16 @@ bfcsim_core::add_fields!(AquariusStats {
     index_collisions,
     unpaused_congested,
 });
+
+impl hop_pause::Assignments for AquariusStats {
+    fn assignments(&self) -> (u64, u64, u64) {
+        (
+            self.assignments,
+            self.queue_collisions,
+            self.index_collisions,
+        )
+    }
+}
 
 /// Per egress port: the QueueTable and each queue's arrival statistics (T and T_avg, Algorithm 1 line 14).
 #[derive(Clone, Debug)]
@@ -356,8 +345,10 @@ impl AquariusSwitch {
                 };
                 out.signal = Some(Signal::Pause {
                     port: a.in_port,
-                    queue: a.upstream_q,
-                    flow: a.flow,
+                    target: QueueFlow {
+                        queue: a.upstream_q,
+                        flow: a.flow,
+                    },
                 });
                 self.stats.pauses += 1;
                 self.stats.high_pauses += u64::from(high);
@@ -470,14 +461,17 @@ impl AquariusSwitch {
             self.ports[d.out_port as usize].table.flow_idle(entry.queue);
         }
         let mut signal = None;
-        if d.congested {
+        // `memo`: the packet was congested (Algorithm 2 line 4).
+        if d.memo {
             entry.pause_num -= 1;
             if entry.pause_num == 0 {
                 let t = entry.target;
                 signal = Some(Signal::Resume {
                     port: t.in_port,
-                    queue: t.upstream_q,
-                    flow: t.flow,
+                    target: QueueFlow {
+                        queue: t.upstream_q,
+                        flow: t.flow,
+                    },
                 });
                 self.stats.resumes += 1;
             }
@@ -605,19 +599,17 @@ mod tests {
             hash: flow << 28,
             flow,
             upstream_q: 3,
+            size: 1000,
+            incast: false,
             queues: 0..8,
             rate: G100,
+            level: 0,
+            elide: false,
         }
     }
 
     fn departure(a: &Arrival, e: &Enqueued) -> Departure {
-        Departure {
-            out_port: a.out_port,
-            hash: a.hash,
-            flow: a.flow,
-            queue: e.queue,
-            congested: e.congested,
-        }
+        Departure::refused(a, e.queue, e.congested)
     }
 
     #[test]
@@ -687,8 +679,7 @@ mod tests {
             out[first].signal,
             Some(Signal::Pause {
                 port: 0,
-                queue: 3,
-                flow: 1
+                target: QueueFlow { queue: 3, flow: 1 }
             })
         );
         assert!(
@@ -750,7 +741,13 @@ mod tests {
         assert!(e.congested && e.signal.is_none());
         // Past Q_high (10 000 B > 9 375 B) flow 2 is paused too, its share notwithstanding.
         let e = send(&mut s, &mut eg, 1 << 28, 2, 100);
-        assert!(matches!(e.signal, Some(Signal::Pause { flow: 2, .. })));
+        assert!(matches!(
+            e.signal,
+            Some(Signal::Pause {
+                target: QueueFlow { flow: 2, .. },
+                ..
+            })
+        ));
         assert_eq!((s.stats().pauses, s.stats().high_pauses), (2, 1));
     }
 
@@ -792,8 +789,7 @@ mod tests {
             resumes,
             [Signal::Resume {
                 port: 0,
-                queue: 3,
-                flow: 1
+                target: QueueFlow { queue: 3, flow: 1 }
             }]
         );
         assert_eq!(s.stats().resumes, 1);
@@ -900,7 +896,13 @@ mod tests {
             },
         );
         let ea = s.handle_enqueue(&a, &eg);
-        assert!(matches!(ea.signal, Some(Signal::Pause { flow: 1, .. })));
+        assert!(matches!(
+            ea.signal,
+            Some(Signal::Pause {
+                target: QueueFlow { flow: 1, .. },
+                ..
+            })
+        ));
         let eb = s.handle_enqueue(&b, &eg);
         assert!(eb.congested && eb.signal.is_none(), "{eb:?}");
         let st = s.stats();

@@ -2,16 +2,15 @@
 //! with dynamic queue assignment. The engine owns queues and links; [`BfcSwitch`] owns BFC's own state (the
 //! flow table of §3.3.1 and the pause counter of §3.3.2) and is told of every enqueue and dequeue.
 //!
-//! - [`flow_table`]: the flow table (§3.3.1), hashed as in hardware or exact for the ideal baselines.
 //! - [`pause_counter`]: the pause counter (§3.3.2).
 //! - [`switch`]: queue assignment, the pause threshold and the enqueue/dequeue operations of §3.3.
 //! - [`Bfc`]: the scheme on the fabric ([`crate::fabric`]): BFC's switch and NIC sides, its frames and
-//!   refreshes.
+//!   refreshes, through the per-hop pausing it shares with Aquarius ([`crate::flow_control::hop_pause`], whose
+//!   flow table is §3.3.1's).
 //!
 //! Where the paper and the authors' public ns-3 artifact differ, the paper is the default and the
 //! artifact's behaviour a named option; `docs/FIDELITY.md` lists each.
 
-pub mod flow_table;
 pub mod pause_counter;
 mod scheme;
 pub mod switch;
@@ -21,13 +20,12 @@ use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
 pub use pause_counter::Signal;
-pub(crate) use scheme::hop_rtt;
 
 /// §3.3.2's periodic refresh: the full set of upstream queues an ingress wants paused, a bitmap the frame
 /// carries as words ([`crate::fabric::SwitchOps::send_frame_words`]).
 pub const REFRESH: PacketKind = PacketKind::frame(2);
-pub use scheme::{Bfc, Egress};
-pub use switch::{Arrival, BfcStats, BfcSwitch, Departure, EgressView, Enqueued};
+pub use scheme::Bfc;
+pub use switch::{BfcStats, BfcSwitch, Departure, Enqueued, Kept};
 
 /// How a switch picks the queue of a flow at an egress port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

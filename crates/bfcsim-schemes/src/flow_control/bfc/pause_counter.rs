@@ -5,24 +5,10 @@
 //! Each ingress's counters grow on demand to the largest `upstreamQ` seen, so a NIC upstream with one queue per
 //! flow and a switch upstream with 32 queues are held alike.
 
-/// A change of an upstream queue's state to signal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Signal {
-    /// Pause queue `queue` of the device upstream of ingress `port`.
-    Pause {
-        /// Ingress port (local number).
-        port: u16,
-        /// The upstream queue (`upstreamQ`).
-        queue: u32,
-    },
-    /// Resume it.
-    Resume {
-        /// Ingress port (local number).
-        port: u16,
-        /// The upstream queue (`upstreamQ`).
-        queue: u32,
-    },
-}
+use crate::flow_control::hop_pause;
+
+/// A change of an upstream queue's state to signal: it names the queue (`upstreamQ`).
+pub type Signal = hop_pause::Signal<u32>;
 
 /// The pause counters of one switch.
 #[derive(Clone, Debug)]
@@ -32,7 +18,7 @@ pub struct PauseCounter {
     paused: Vec<u32>,
     /// Per ingress port, a bit per counter set while it is non-zero, `counts[port].len().div_ceil(64)` words:
     /// the refresh's bitmap, kept as the counters change rather than built from a scan of them at every
-    /// refresh (which was 1.7% of a BFC run's instructions).
+    /// refresh.
     bits: Vec<Vec<u64>>,
 }
 
@@ -59,7 +45,10 @@ impl PauseCounter {
         (*c == 1).then(|| {
             bits[queue as usize / 64] |= 1 << (queue % 64);
             self.paused[port as usize] += 1;
-            Signal::Pause { port, queue }
+            Signal::Pause {
+                port,
+                target: queue,
+            }
         })
     }
 
@@ -71,7 +60,10 @@ impl PauseCounter {
         (*c == 0).then(|| {
             self.bits[port as usize][queue as usize / 64] &= !(1 << (queue % 64));
             self.paused[port as usize] -= 1;
-            Signal::Resume { port, queue }
+            Signal::Resume {
+                port,
+                target: queue,
+            }
         })
     }
 
@@ -103,12 +95,12 @@ mod tests {
         let mut pc = PauseCounter::new(2);
         assert_eq!(
             pc.increment(1, 7),
-            Some(Signal::Pause { port: 1, queue: 7 })
+            Some(Signal::Pause { port: 1, target: 7 })
         );
         assert_eq!(pc.increment(1, 7), None);
         assert_eq!(
             pc.increment(0, 7),
-            Some(Signal::Pause { port: 0, queue: 7 })
+            Some(Signal::Pause { port: 0, target: 7 })
         );
         assert_eq!(pc.paused_at(1), 1);
         assert_eq!(pc.bitmap(1), [1 << 7]);
@@ -116,7 +108,7 @@ mod tests {
         assert_eq!(pc.get(1, 7), 1);
         assert_eq!(
             pc.decrement(1, 7),
-            Some(Signal::Resume { port: 1, queue: 7 })
+            Some(Signal::Resume { port: 1, target: 7 })
         );
         assert_eq!(pc.paused_at(1), 0);
         assert_eq!(pc.bitmap(1), [0]);

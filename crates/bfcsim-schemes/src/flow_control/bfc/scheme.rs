@@ -6,30 +6,20 @@
 //! of (ingress, egress) pairs whose backpressure is elided comes from the routes.
 
 use bfcsim_core::rng::{self, Rng, Stream};
-use bfcsim_core::{FlowId, PacketId, PortId, Time};
+use bfcsim_core::{PacketId, PortId, Time};
 use bfcsim_net::backpressure::elided_pairs;
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::PacketKind;
-use bfcsim_net::queues::PortQueues;
 use rand::RngExt;
 
-use super::{
-    Arrival, BfcConfig, BfcStats, BfcSwitch, Departure, EgressView, Enqueued, REFRESH, Signal,
-};
+use super::{BfcConfig, BfcStats, BfcSwitch, Departure, Enqueued, REFRESH, Signal};
 use crate::fabric::{
-    Describe, Device, Entry, FabricOps, FrameCounts, HopStats, NicOps, NicSide, Preset, Scheme,
-    Setup, SwitchFacts, SwitchOps, SwitchSide,
+    Describe, Device, Entry, FabricOps, HopStats, NicOps, Preset, Scheme, Setup, SwitchFacts,
+    SwitchOps,
 };
-
-/// [`Enqueued::tracked`] kept with a packet while it is in a switch.
-const TRACKED: u8 = 1;
-/// [`Enqueued::counted`] kept with a packet while it is in a switch.
-const COUNTED: u8 = 2;
-
-/// The per-hop flags a packet carries through a switch.
-fn flags(e: &Enqueued) -> u8 {
-    (if e.tracked { TRACKED } else { 0 }) | (if e.counted { COUNTED } else { 0 })
-}
+use crate::flow_control::hop_pause::{
+    Arrival, Egress, Frame, PerHopPausing, Upstream, check_ack_priority, hop_rtt, send,
+};
 
 /// BFC's state in one shard of a run.
 pub struct Bfc {
@@ -41,31 +31,11 @@ pub struct Bfc {
     /// The draws of `lose_frames`, one stream per receiving port (empty unless frames are lost on purpose), so
     /// that a frame's fate depends only on its port's history.
     loss_rngs: Vec<Rng>,
-    frames: FrameCounts,
+    upstream: Upstream,
     refresh_frames: u64,
     frames_lost: u64,
     /// The bitmap of the refresh being sent.
     words: Vec<u64>,
-}
-
-/// An egress port's queues as BFC (and Aquarius, which builds on its view) sees them.
-pub struct Egress<'a> {
-    /// The port's queues.
-    pub queues: &'a PortQueues,
-    /// The priority level of the packet's class.
-    pub level: usize,
-}
-
-impl EgressView for Egress<'_> {
-    fn first_empty(&self, range: std::ops::Range<usize>, start: usize) -> Option<usize> {
-        self.queues.first_empty(range, start)
-    }
-    fn queue_bytes(&self, q: usize) -> u64 {
-        self.queues.queue_bytes(q)
-    }
-    fn active_with(&self, q: usize) -> usize {
-        self.queues.ready_with(q, self.level)
-    }
 }
 
 /// One switch's (ingress, egress) pairs whose backpressure is elided (App. B), bit `in × ports + out`; no bits
@@ -99,17 +69,6 @@ impl ElidedPairs {
         let bit = ingress as usize * self.ports + egress as usize;
         !self.bits.is_empty() && self.bits[bit / 64] >> (bit % 64) & 1 == 1
     }
-}
-
-/// The largest round trip of a link's delays over switch `s`'s ports: its 1-hop RTT (§3.3.2).
-pub(crate) fn hop_rtt(fab: &impl Setup, s: usize) -> Time {
-    let topo = fab.topology();
-    topo.nodes[fab.switch_node(s).idx()]
-        .ports
-        .iter()
-        .map(|&p| fab.wire_delay(p) + fab.wire_delay(topo.ports[p.idx()].peer))
-        .max()
-        .unwrap_or(Time::ZERO)
 }
 
 /// The queues in `range` whose paused bit (word `w` of them from `paused(w)`) differs from bitmap `want`'s
@@ -150,65 +109,6 @@ impl Bfc {
         &self.switches[s]
     }
 
-    /// Undoes [`BfcSwitch::handle_enqueue`] for a packet the buffer then dropped: as if it had left at once. A
-    /// PAUSE it caused is cancelled by the RESUME of its leaving, so neither is sent.
-    fn undo(&mut self, now: Time, e: &Entry, en: &Enqueued) {
-        let d = Departure {
-            now,
-            in_port: e.in_local,
-            out_port: e.out_local,
-            hash: e.p.hash,
-            flow: e.p.flow.0,
-            upstream_q: e.p.upstream_q,
-            tracked: en.tracked,
-            counted: en.counted,
-        };
-        let resume = self.switches[e.s].handle_drop(&d);
-        if resume.is_some() && en.signal.is_none() {
-            unreachable!("a counter above one cannot reach zero on one departure");
-        }
-    }
-
-    /// §3.3.1–§3.3.2 "On Dequeue" for data packet `pkt` leaving switch port `sp` from `queue`; stamps the queue
-    /// as the packet's `upstreamQ` for the next hop.
-    #[inline(always)]
-    fn dequeue_data(&mut self, fab: &mut impl SwitchOps, sp: u32, pkt: PacketId, queue: usize) {
-        let (s, local) = fab.sw_port(sp);
-        let now = fab.now();
-        let p = fab.packet_mut(pkt);
-        let d = Departure {
-            now,
-            in_port: p.in_port,
-            out_port: local,
-            hash: p.hash,
-            flow: p.flow.0,
-            upstream_q: p.upstream_q,
-            tracked: p.hop_flags & TRACKED != 0,
-            counted: p.hop_flags & COUNTED != 0,
-        };
-        p.upstream_q = queue as u32;
-        p.hop_flags = 0;
-        if let Some(signal) = self.switches[s].handle_dequeue(&d) {
-            self.send_signal(fab, s, signal);
-        }
-    }
-
-    /// Sends a PAUSE or RESUME from switch `s` out of the ingress port it concerns; a PAUSE arms the port's
-    /// refresh.
-    fn send_signal(&mut self, fab: &mut impl SwitchOps, s: usize, signal: Signal) {
-        let (local, queue, kind) = match signal {
-            Signal::Pause { port, queue } => (port, queue, PacketKind::PAUSE),
-            Signal::Resume { port, queue } => (port, queue, PacketKind::RESUME),
-        };
-        let port = fab.switch_port(s, local);
-        self.frames.count(kind == PacketKind::PAUSE);
-        if kind == PacketKind::PAUSE {
-            self.arm_refresh(fab, port);
-        }
-        let size = self.cfg.frame_size;
-        fab.send_frame(self, port, kind, queue as u64, size);
-    }
-
     /// Schedules `port`'s next refresh on the interval's grid (the artifact's refresh ticks every interval
     /// for every port), unless one is pending or refreshes are off.
     fn arm_refresh(&self, fab: &mut impl SwitchOps, port: PortId) {
@@ -235,59 +135,44 @@ impl Bfc {
     }
 }
 
-impl SwitchSide for Bfc {
-    /// §3.3.1–§3.3.2 "On Enqueue": the flow's queue from the flow table, the pause counter, and a PAUSE upstream
-    /// when the counter leaves zero; a packet the buffer refuses is undone as if it had left at once.
-    #[inline]
-    fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
-        let p = &e.p;
-        let layout = fab.layout();
-        let (queues, level) = (layout.class_queues(p.class), layout.class_level(p.class));
-        let now = fab.now();
-        let arrival = Arrival {
-            now,
-            in_port: e.in_local,
-            out_port: e.out_local,
-            hash: p.hash,
-            flow: p.flow.0,
-            upstream_q: p.upstream_q,
-            size: p.size,
-            incast: p.incast(),
-            queues,
-            rate: fab.link_rate(e.egress),
-            elide: self.elide[e.s].has(e.in_local, e.out_local),
-        };
-        let view = Egress {
-            queues: fab.queues(e.out_sp),
-            level,
-        };
-        let en = self.switches[e.s].handle_enqueue(&arrival, &view);
-        let queue = en.queue as usize;
-        if let Err(reason) = fab.admit(e, queue) {
-            self.undo(now, e, &en);
-            return Err(reason);
-        }
-        fab.push_hop(e, queue, flags(&en));
-        if let Some(signal) = en.signal {
-            self.send_signal(fab, e.s, signal);
-        }
-        Ok(())
+impl PerHopPausing for Bfc {
+    type Decision = Enqueued;
+
+    fn elided(&self, e: &Entry) -> bool {
+        self.elide[e.s].has(e.in_local, e.out_local)
     }
 
-    /// §3.3.1–§3.3.2 "On Dequeue" for a data packet; the queue it left becomes its `upstreamQ`.
+    /// §3.3.1–§3.3.2 "On Enqueue": the flow's queue from the flow table, and the pause counter.
     #[inline]
-    fn dequeued<F: SwitchOps>(
-        &mut self,
-        fab: &mut F,
-        sp: u32,
-        pkt: PacketId,
-        queue: usize,
-        data: bool,
-    ) {
-        if data {
-            self.dequeue_data(fab, sp, pkt, queue);
+    fn decide<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry, a: &Arrival) -> Enqueued {
+        let view = Egress {
+            queues: fab.queues(e.out_sp),
+            level: a.level,
+        };
+        self.switches[e.s].handle_enqueue(a, &view)
+    }
+
+    fn refused(&mut self, s: usize, d: &Departure, _: &Enqueued) -> Option<Signal> {
+        self.switches[s].handle_drop(d)
+    }
+
+    /// §3.3.1–§3.3.2 "On Dequeue".
+    #[inline(always)]
+    fn departed<F: SwitchOps>(&mut self, fab: &mut F, s: usize, _sp: u32, d: &Departure) {
+        if let Some(signal) = self.switches[s].handle_dequeue(d) {
+            send(self, fab, s, signal);
         }
-        fab.pause_changed(sp);
+    }
+
+    fn upstream(&mut self) -> &mut Upstream {
+        &mut self.upstream
+    }
+
+    /// A PAUSE arms the port's refresh.
+    fn sending<F: SwitchOps>(&mut self, fab: &mut F, frame: &Frame) {
+        if frame.kind == PacketKind::PAUSE {
+            self.arm_refresh(fab, frame.port);
+        }
     }
 
     /// A PAUSE, RESUME or refresh reached switch port `sp`: pause or resume one of its queues, or take the
@@ -332,25 +217,10 @@ impl SwitchSide for Bfc {
             self.arm_refresh(fab, port);
         }
     }
-}
 
-impl NicSide for Bfc {
     /// §6.2.1: a NIC queue per flow (flows share queues by hash past `nic_queues`).
-    #[inline]
-    fn flow_started<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, _slot: usize) -> u32 {
-        let hash = fab.flow(id).hash;
-        fab.nic_alloc(h, self.cfg.nic_queues, hash)
-    }
-
-    #[inline]
-    fn flow_finished<F: NicOps>(&mut self, fab: &mut F, h: u32, nic_q: u32) {
-        fab.nic_release(h, nic_q);
-    }
-
-    /// A flow whose NIC queue is paused waits, parked, for its RESUME.
-    #[inline]
-    fn may_send<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> bool {
-        !fab.park_if_paused(h, id, slot)
+    fn nic_queues(&self) -> Option<u32> {
+        self.cfg.nic_queues
     }
 
     /// A PAUSE, RESUME or refresh reached host `h`'s NIC: pause or resume one of its queues, or take the
@@ -383,11 +253,7 @@ impl NicSide for Bfc {
 
 impl Scheme for Bfc {
     fn add_stats(&self, stats: &mut HopStats) {
-        let own = Describe::stats(self);
-        stats.assignments += own.assignments;
-        stats.queue_collisions += own.queue_collisions;
-        stats.index_collisions += own.index_collisions;
-        self.frames.add_to(stats);
+        self.upstream.add_to(stats, &Describe::stats(self));
         stats.refresh_frames += self.refresh_frames;
         stats.frames_lost += self.frames_lost;
     }
@@ -475,12 +341,7 @@ impl Describe for Bfc {
 
     /// BFC assigns queues to data packets only: ACKs ride the control queue.
     fn validate(cfg: &BfcConfig, switch: &SwitchFacts) -> Result<(), String> {
-        if !switch.ack_priority {
-            return Err(
-                "flow_control.kind = \"bfc\" assigns queues to data packets: leave switch.ack_priority = true"
-                    .into(),
-            );
-        }
+        check_ack_priority(Self::KIND, switch)?;
         cfg.validate()
     }
 
@@ -488,6 +349,7 @@ impl Describe for Bfc {
     /// switch's ports (§3.3.2), and App. B's table comes from the routes.
     fn new(cfg: &BfcConfig, fab: &mut impl Setup) -> Result<Bfc, String> {
         let cfg = cfg.clone();
+        let upstream = Upstream::new(cfg.frame_size);
         fab.enable_pausing();
         let topo = fab.topology();
         let elided = if cfg.deadlock_prevention {
@@ -518,7 +380,7 @@ impl Describe for Bfc {
             switches,
             elide,
             loss_rngs,
-            frames: FrameCounts::default(),
+            upstream,
             refresh_frames: 0,
             frames_lost: 0,
             words: Vec::new(),

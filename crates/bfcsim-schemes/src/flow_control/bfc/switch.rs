@@ -6,53 +6,14 @@
 //! [`Enqueued`] flags the packet carried through the switch, or [`BfcSwitch::handle_drop`] if the buffer refused
 //! it after the enqueue operations ran.
 
-use std::ops::Range;
-
 use bfcsim_core::rng::Rng;
 use bfcsim_core::{Rate, Time};
 use rand::RngExt;
 
-use super::flow_table::{Entry, FlowTable, Slot};
 use super::pause_counter::{PauseCounter, Signal};
 use super::{Assignment, BfcConfig, ThresholdRule};
-
-/// What BFC needs to see of an egress port's queues.
-pub trait EgressView {
-    /// An empty queue in `range` that is not paused by the downstream (§3.3.1's bitmap of empty queues), the
-    /// first at or after `start` in circular order.
-    fn first_empty(&self, range: Range<usize>, start: usize) -> Option<usize>;
-    /// Bytes waiting in queue `q`.
-    fn queue_bytes(&self, q: usize) -> u64;
-    /// N_active once queue `q` has a packet: queues at `q`'s level with data that are not paused (§3.3.2).
-    fn active_with(&self, q: usize) -> usize;
-}
-
-/// A packet about to be enqueued at an egress.
-#[derive(Clone, Debug)]
-pub struct Arrival {
-    /// Now.
-    pub now: Time,
-    /// Ingress port (local number).
-    pub in_port: u16,
-    /// Egress port (local number).
-    pub out_port: u16,
-    /// 32-bit hash of the flow id (5-tuple).
-    pub hash: u32,
-    /// Flow number (for the exact flow table and collision statistics only).
-    pub flow: u32,
-    /// The `upstreamQ` the packet carries.
-    pub upstream_q: u32,
-    /// Wire bytes of the packet.
-    pub size: u32,
-    /// The sender labelled the flow as part of an incast (App. A.7).
-    pub incast: bool,
-    /// The data queues of the packet's traffic class at this port (App. A.3: classes own disjoint queues).
-    pub queues: Range<u16>,
-    /// Drain rate μ of the egress.
-    pub rate: Rate,
-    /// The App. B table forbids backpressure for this (ingress, egress) pair.
-    pub elide: bool,
-}
+use crate::flow_control::hop_pause::flow_table::{Entry, FlowTable, Slot};
+use crate::flow_control::hop_pause::{self, Arrival, Decision, EgressView, Memo};
 
 /// The outcome of an enqueue: the packet's queue, and what the switch must remember about it until it leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,26 +28,53 @@ pub struct Enqueued {
     pub signal: Option<Signal>,
 }
 
-/// A packet leaving an egress queue, with what the switch remembered about it.
-#[derive(Clone, Copy, Debug)]
-pub struct Departure {
-    /// Now.
-    pub now: Time,
-    /// Ingress port it came in on.
-    pub in_port: u16,
-    /// Egress port.
-    pub out_port: u16,
-    /// Its flow-id hash.
-    pub hash: u32,
-    /// Its flow number.
-    pub flow: u32,
-    /// The `upstreamQ` it carried in.
-    pub upstream_q: u32,
+impl Enqueued {
+    /// What the switch keeps with the packet until it leaves.
+    pub fn kept(&self) -> Kept {
+        Kept {
+            tracked: self.tracked,
+            counted: self.counted,
+        }
+    }
+}
+
+impl Decision for Enqueued {
+    type Kept = Kept;
+    type Target = u32;
+    fn queue(&self) -> u16 {
+        self.queue
+    }
+    fn kept(&self) -> Kept {
+        Enqueued::kept(self)
+    }
+    fn signal(&self) -> Option<Signal> {
+        self.signal
+    }
+}
+
+/// [`Enqueued::tracked`] and [`Enqueued::counted`], kept with a packet while it is in the switch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Kept {
     /// [`Enqueued::tracked`].
     pub tracked: bool,
     /// [`Enqueued::counted`].
     pub counted: bool,
 }
+
+impl Memo for Kept {
+    fn to_bits(self) -> u8 {
+        u8::from(self.tracked) | u8::from(self.counted) << 1
+    }
+    fn from_bits(bits: u8) -> Kept {
+        Kept {
+            tracked: bits & 1 != 0,
+            counted: bits & 2 != 0,
+        }
+    }
+}
+
+/// A packet leaving an egress queue, with what the switch kept about it.
+pub type Departure = hop_pause::Departure<Kept>;
 
 /// Counts for BFC's metrics (issue: collisions, pause frames). In `repr(C)` order, the two that packets add to
 /// most first, where they share a line with the end of what an enqueue reads ([`BfcSwitch`]).
@@ -116,6 +104,16 @@ bfcsim_core::add_fields!(BfcStats {
     pauses,
     resumes,
 });
+
+impl hop_pause::Assignments for BfcStats {
+    fn assignments(&self) -> (u64, u64, u64) {
+        (
+            self.assignments,
+            self.queue_collisions,
+            self.index_collisions,
+        )
+    }
+}
 
 /// A flow-table entry as the switch keeps it: §3.3.1's fields and, for counting index collisions (simulation
 /// bookkeeping only), the flow whose packet used it last.
@@ -340,7 +338,7 @@ impl BfcSwitch {
     /// recirculated to the ingress pipeline (§4), counted in [`BfcStats::recirculations`].
     #[inline]
     pub fn handle_dequeue(&mut self, d: &Departure) -> Option<Signal> {
-        if d.tracked {
+        if d.memo.tracked {
             self.stats.recirculations += 1;
         }
         self.release(d)
@@ -356,7 +354,7 @@ impl BfcSwitch {
     fn release(&mut self, d: &Departure) -> Option<Signal> {
         // App. A.8: "The dequeue operations ... are only executed on the recirculated packets." A packet that
         // was not sampled touches nothing on its way out (`counted` implies `tracked`).
-        if !d.tracked {
+        if !d.memo.tracked {
             return None;
         }
         let key = self.table.key(d.out_port, d.hash, d.flow);
@@ -364,7 +362,7 @@ impl BfcSwitch {
         tracked.entry.size = tracked.entry.size.saturating_sub(1);
         tracked.entry.touched = d.now;
         self.table.store(spot, key, tracked);
-        if !d.counted {
+        if !d.memo.counted {
             return None;
         }
         let signal = self.counter.decrement(d.in_port, d.upstream_q);
@@ -445,6 +443,8 @@ impl BfcSwitch {
 
 #[cfg(test)]
 mod tests {
+    use std::ops::Range;
+
     use super::*;
     use bfcsim_core::rng::{Stream, stream};
 
@@ -508,6 +508,7 @@ mod tests {
             incast: false,
             queues: 0..4,
             rate: G100,
+            level: 0,
             elide: false,
         }
     }
@@ -515,13 +516,7 @@ mod tests {
     fn departure(now: Time, a: &Arrival, e: &Enqueued) -> Departure {
         Departure {
             now,
-            in_port: a.in_port,
-            out_port: a.out_port,
-            hash: a.hash,
-            flow: a.flow,
-            upstream_q: a.upstream_q,
-            tracked: e.tracked,
-            counted: e.counted,
+            ..Departure::refused(a, e.queue, e.kept())
         }
     }
 
@@ -605,7 +600,7 @@ mod tests {
         eg.bytes[0] = 6_251; // 4 active queues: Th = 6 250
         let p1 = s.handle_enqueue(&a, &eg);
         assert!(p1.counted);
-        assert_eq!(p1.signal, Some(Signal::Pause { port: 0, queue: 5 }));
+        assert_eq!(p1.signal, Some(Signal::Pause { port: 0, target: 5 }));
         let p2 = s.handle_enqueue(&a, &eg);
         assert!(p2.counted && p2.signal.is_none(), "pause sent once");
         // The uncounted packet leaves: nothing. The counted ones: resume on the last.
@@ -613,7 +608,7 @@ mod tests {
         assert_eq!(s.handle_dequeue(&departure(Time(2), &a, &p1)), None);
         assert_eq!(
             s.handle_dequeue(&departure(Time(3), &a, &p2)),
-            Some(Signal::Resume { port: 0, queue: 5 })
+            Some(Signal::Resume { port: 0, target: 5 })
         );
         assert_eq!(s.stats().pauses, 1);
         assert_eq!(s.stats().resumes, 1);
@@ -633,7 +628,7 @@ mod tests {
         assert!(e.counted && e.signal.is_some());
         assert_eq!(
             s.handle_drop(&departure(Time(0), &a, &e)),
-            Some(Signal::Resume { port: 0, queue: 5 })
+            Some(Signal::Resume { port: 0, target: 5 })
         );
         assert_eq!((s.packets_in(&a), s.stats().recirculations), (0, 0));
         assert_eq!(s.flow_table_entries(), 4 * 4 * 100);
