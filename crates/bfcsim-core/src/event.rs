@@ -47,10 +47,9 @@ pub trait EventBits: Copy {
 
 const EVENT_BITS: u32 = 24;
 const EVENT_MASK: u64 = (1 << EVENT_BITS) - 1;
-/// Buckets in the ring: 4096 lines, 256 KiB, which stays in a core's L2 beside the packets and queues. 8192 made
-/// the ring 512 KiB with half as many keys per bucket: on the 1 ms CLOS-128 bench, 4096 costs 0.4% more
-/// instructions (fuller buckets, more spills) and saves 13% of DCTCP's L2 misses and 7% of BFC's; 2048 saved 21%
-/// but cost 4.5% more instructions (docs/BENCHMARKS-HISTORY.md, "a fifth pass").
+/// Buckets in the ring: 4096 lines, 256 KiB, which stays in a core's L2 beside the packets and queues. Fewer
+/// buckets hold more keys each (more instructions, more spills) and more would leave the L2; 4096 is where the
+/// two costs met (docs/BENCHMARKS-HISTORY.md, "a fifth pass").
 const BUCKETS: usize = 4096;
 const WORDS: usize = BUCKETS / 64;
 /// Words of the summary bitmap, one bit per word of `occupied` (at least one, for rings under 4096 buckets).
@@ -197,9 +196,8 @@ impl<E: EventBits> EventQueue<E> {
 
     /// Schedules `event` at `time`, which must not be earlier than the last popped event. Events at equal
     /// times pop in the order of their bits under that time's mask. Always inlined, and
-    /// `EventQueue::insert` never: with the far heap's push out of `insert`, the inliner took `insert` into
-    /// `push` and left `push` out of line (+1.2% instructions on the 1 ms bench); inlining both pushed the
-    /// switch's receive path out of the event loop (+1.8%).
+    /// `EventQueue::insert` never: otherwise the inliner takes `insert` into `push` and leaves `push` out of
+    /// line, and inlining both pushes the switch's receive path out of the event loop.
     #[inline(always)]
     pub fn push(&mut self, time: Time, event: E) {
         // The mask has 24 bits: the masked event fits them exactly when the event does.
@@ -451,8 +449,7 @@ impl<E: EventBits> EventQueue<E> {
     }
 
     /// Shows `ahead` the events of absolute slot `slot` held in its bucket's line. Out of line but for the
-    /// test of an empty bucket: inlined, its loop took registers from the whole event loop (41 M instructions
-    /// more than out of line on CLOS-128's DCTCP at 1 ms, of the 269 M the engine's prefetch costs there).
+    /// test of an empty bucket: inlined, its loop takes registers from the whole event loop.
     #[inline]
     fn show(&self, slot: u64, ahead: impl FnMut(E)) {
         let b = (slot % BUCKETS as u64) as usize;

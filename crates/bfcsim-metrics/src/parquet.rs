@@ -62,12 +62,11 @@ pub fn write_fct_parquet(
     })
 }
 
-/// Encodings chosen on the main job's 940,000 flows (19.4 MB in all, against 120 MB of `fct.csv` and `fct.txt`):
-/// dictionaries for the columns with few distinct values (hosts, sizes drawn from a CDF, their ideal FCTs,
-/// group names), deltas for the times (ids and start times grow with the id), and the bytes of the doubles
-/// split into streams, which zstd then compresses a little better. Zstd at its fastest level: level 9 made a file
-/// 0.04% smaller (19,447,005 bytes against 19,454,088) and the main job 6% slower in all, most of it clearing
-/// level 9's larger tables for every page it compresses (docs/BENCHMARKS-HISTORY.md).
+/// Encodings for the flow table: dictionaries for the columns with few distinct values (hosts, sizes drawn from
+/// a CDF, their ideal FCTs, group names), deltas for the times (ids and start times grow with the id), and the
+/// bytes of the doubles split into streams, which zstd then compresses a little better. Zstd at its fastest
+/// level: higher levels make files barely smaller and runs slower, clearing their larger tables for every page
+/// they compress (docs/BENCHMARKS-HISTORY.md has the measurement).
 fn properties() -> parquet::errors::Result<WriterProperties> {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))

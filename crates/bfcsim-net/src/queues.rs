@@ -263,8 +263,8 @@ impl PortQueues {
 
     /// Appends a packet of `size` wire bytes, SRF rank `rank` and tag `tag` to queue `q` (the rank
     /// is ignored unless the queues were built [`with_srf`](Self::with_srf)). Always inlined into the switch's
-    /// enqueue: it runs for every packet entering a switch queue, and out of line a fifth of its instructions
-    /// saved and restored registers. `size` must be positive (every packet has a header on the wire): a
+    /// enqueue: it runs for every packet entering a switch queue, and out of line much of its work is saving
+    /// and restoring registers. `size` must be positive (every packet has a header on the wire): a
     /// queue's entry of size 0 would read as an empty head. Configurations are checked for it
     /// (`nic.payload`, `nic.ack_size` and every frame size are at least 1 byte).
     #[inline(always)]
@@ -516,8 +516,7 @@ impl PortQueues {
 
     /// The queues holding packets, in index order, found from the bitmap of empty queues so that the empty
     /// ones are not read: a BFC port has 32 queues, mostly empty, and the runner's active-flow sampler visits
-    /// every switch port every 10 µs (reading every queue's header cost BFC's CLOS-128 run 6% of its cache
-    /// misses).
+    /// every switch port every 10 µs, where reading every queue's header would miss the cache.
     fn occupied(&self) -> impl Iterator<Item = &Fifo> + '_ {
         let n = self.queues.len();
         self.words().enumerate().flat_map(move |(w, b)| {

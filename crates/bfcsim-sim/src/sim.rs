@@ -44,8 +44,8 @@ pub struct Sim {
     /// Where the shards meet between windows, kept from call to call with its vectors' capacity.
     board: Board,
     /// The threads that run every shard but the last (the caller's thread runs that one), none for one shard.
-    /// They live as long as the run: a thread started for each slice (the runner samples the switches every
-    /// few microseconds) cost about 65 µs, 2-4% of a two-thread run's loop.
+    /// They live as long as the run: the runner samples the switches every few microseconds, and a thread
+    /// started for each slice costs more than many slices' work.
     workers: Option<rayon::ThreadPool>,
 }
 

@@ -1,9 +1,8 @@
 //! The events beyond the event ring's window: a second, coarser ring (a hierarchical timing wheel, Varghese and
 //! Lauck 1987) of unsorted lists, each 2^[`SPAN_SHIFT`] ring slots wide, and a binary heap for the few events
 //! beyond its own reach. A DCQCN run keeps its controllers' timer events 300 µs ahead and its NICs' pacing
-//! wake-ups up to tens of microseconds ahead, past the ring's one link delay: 187,631 of them in 2 ms of
-//! CLOS-128's arrivals, up to 16,384 pending at once. In one binary heap each push and pop walked a tree larger
-//! than the L1 (2.6% of DCQCN's time on the bench over 5 ms, in the pops). Here a push appends to a list, and a
+//! wake-ups up to tens of microseconds ahead, past the ring's one link delay: thousands pending at once, so that
+//! in one binary heap each push and pop would walk a tree larger than the L1. Here a push appends to a list, and a
 //! list moves into the ring once, when the window reaches it. The order the events pop in is the ring's
 //! business: [`Far::drain_below`] hands them over in no particular order.
 

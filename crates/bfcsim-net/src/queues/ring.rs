@@ -2,8 +2,8 @@
 //!
 //! A ring never holds more than its level's queues, each once, so its capacity is fixed when the port is built
 //! and it never grows. Without `VecDeque`'s growth path, every operation is a few inlined instructions: a
-//! queue joins its ring at most packets of a lightly loaded BFC port, and `VecDeque::push_back` there was an
-//! out-of-line call (29 M instructions of a 1 ms CLOS-128 run).
+//! queue joins its ring at most packets of a lightly loaded BFC port, where `VecDeque::push_back` is an
+//! out-of-line call.
 
 /// Queues a ring holds in its own line ([`Slots::Inline`]): BFC's 32 per port among them.
 const INLINE: usize = 52;

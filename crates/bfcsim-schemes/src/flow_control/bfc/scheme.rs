@@ -73,8 +73,7 @@ impl ElidedPairs {
 
 /// The queues in `range` whose paused bit (word `w` of them from `paused(w)`) differs from bitmap `want`'s
 /// (absent words are zero), each with `want`'s state, in queue order. Found a word of 64 queues at a time: a
-/// refresh lists every queue and few change, and a call per queue that did nothing was 4% of a BFC run's
-/// instructions.
+/// refresh lists every queue and few change, so that a call per queue would mostly do nothing.
 fn changed_queues(
     want: &[u64],
     range: std::ops::Range<usize>,
