@@ -19,7 +19,7 @@ use bfcsim_core::{Bytes, Rate, Time};
 use bfcsim_net::int::IntStack;
 use serde::{Deserialize, Serialize};
 
-use crate::cc::dcqcn::{Dcqcn, DcqcnConfig};
+use crate::cc::dcqcn::{CnpGenerator, Dcqcn, DcqcnConfig};
 use crate::cc::dctcp::{Dctcp, DctcpConfig};
 use crate::cc::dctcp_rate::{DctcpRate, DctcpRateConfig};
 use crate::cc::hpcc::{Hpcc, HpccConfig};
@@ -99,7 +99,7 @@ impl Default for AckSignal<'_> {
 /// 5. Each ACK: [`on_ack`](CongestionControl::on_ack); a NACK reporting a gap:
 ///    [`on_loss`](CongestionControl::on_loss); the retransmission timer:
 ///    [`on_timeout`](CongestionControl::on_timeout).
-/// 6. Each congestion notification for the flow (DCQCN; [`crate::cc::dcqcn::CnpGenerator`] is the receiver side):
+/// 6. Each congestion notification for the flow (DCQCN; [`Notifier`] is the receiver side):
 ///    [`on_cnp`](CongestionControl::on_cnp). HPCC's ns-3 carries the CNP as a flag on the ACK of a CE-marked
 ///    packet; an engine doing the same calls `on_cnp` then `on_ack` at the ACK's arrival
 ///    (`RdmaHw::ReceiveAck` calls `cnp_received_mlx` before the per-ACK handlers).
@@ -282,13 +282,35 @@ impl<'de> Deserialize<'de> for CcConfig {
     }
 }
 
+/// The receiver's side of a flow's congestion control, made per flow by [`CcConfig::notifier`]: what the
+/// receiver sends back besides ACKs.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Notifier {
+    /// Nothing but ACKs.
+    #[default]
+    Silent,
+    /// DCQCN's notification point (§3): a CNP for CE-marked data, paced per flow ([`CnpGenerator`]).
+    Cnp(CnpGenerator),
+}
+
+impl Notifier {
+    /// A data packet of the flow arrived at `now`, CE-marked or not: whether the receiver sends a congestion
+    /// notification (a [`PacketKind::CNP`](bfcsim_net::packet::PacketKind::CNP)), which goes before its ACK so
+    /// that the sender reacts to it first (HPCC's ns-3 order).
+    #[inline]
+    pub fn on_data(&mut self, now: Time, ce: bool) -> bool {
+        match self {
+            Notifier::Silent => false,
+            Notifier::Cnp(cnp) => cnp.on_data(now, ce),
+        }
+    }
+}
+
 /// What a congestion controller needs of the NICs and switches besides ACKs ([`CcConfig::nic_needs`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NicNeeds {
     /// It paces (its [`CongestionControl::rate`]) or has timers: the NIC checks both.
     pub paced: bool,
-    /// Receivers send CNPs for CE-marked data, at most one per flow per this interval.
-    pub cnp_interval: Option<Time>,
     /// Switches stamp INT records on data, which carry this many more bytes, and receivers echo them.
     pub int_overhead: Option<u32>,
 }
@@ -329,14 +351,12 @@ impl CcConfig {
     /// controllers), CNPs from receivers (DCQCN §3's NP), INT records stamped by switches (HPCC §3.2).
     pub fn nic_needs(&self) -> NicNeeds {
         match self {
-            CcConfig::Dcqcn(c) => NicNeeds {
+            CcConfig::Dcqcn(_) => NicNeeds {
                 paced: true,
-                cnp_interval: Some(c.cnp_interval),
                 int_overhead: None,
             },
             CcConfig::Hpcc(c) => NicNeeds {
                 paced: true,
-                cnp_interval: None,
                 int_overhead: Some(c.int_overhead.0 as u32),
             },
             CcConfig::DctcpRate(_) => NicNeeds {
@@ -344,6 +364,14 @@ impl CcConfig {
                 ..NicNeeds::default()
             },
             CcConfig::None(_) | CcConfig::Dctcp(_) | CcConfig::RttTarget(_) => NicNeeds::default(),
+        }
+    }
+
+    /// A fresh receiver side for one flow: what its receiver sends back besides ACKs.
+    pub fn notifier(&self) -> Notifier {
+        match self {
+            CcConfig::Dcqcn(c) => Notifier::Cnp(CnpGenerator::new(c.cnp_interval)),
+            _ => Notifier::Silent,
         }
     }
 

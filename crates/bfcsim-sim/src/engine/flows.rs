@@ -62,6 +62,6 @@ pub(super) struct Active {
 /// the sender's state, and back.
 pub(super) struct Inbound {
     pub(super) receiver: Receiver,
-    /// CNP pacing (DCQCN).
-    pub(super) cnp: CnpGenerator,
+    /// What it sends back besides ACKs, for the sender's congestion control.
+    pub(super) notifier: Notifier,
 }

@@ -14,9 +14,10 @@
 //!   `wait_until`.
 //! - **Timers**: one pending entry per flow at `next_timer()` in a [`TimerQueue`] with one pending
 //!   [`Event::CcTimer`]; re-read after every input to the controller, stale entries ignored.
-//! - **CNPs** (DCQCN §3, the NP): the receiver runs a [`CnpGenerator`] per flow and sends each CNP as its own
-//!   control packet (`ack_size` bytes, strict-priority control queue); HPCC's ns-3 instead flags the ACK of
-//!   a CE-marked packet. With an ACK per packet and the default CNP interval of 0, the sender sees the same
+//! - **Congestion notifications** (DCQCN §3, the NP): each flow's receiver runs the [`Notifier`] its
+//!   controller's configuration makes (`bfcsim_schemes::cc`), and sends each CNP it asks for as its own control
+//!   packet (`ack_size` bytes, strict-priority control queue), before the ACK; HPCC's ns-3 instead flags the ACK
+//!   of a CE-marked packet. With an ACK per packet and the default CNP interval of 0, the sender sees the same
 //!   signal, one control packet later on the wire.
 //! - **INT** (HPCC §3.2, [`bfcsim_net::int`]): each switch egress stamps an [`IntHop`] on the data packet at
 //!   dequeue; stacks live in a side slab indexed by [`PacketId`] so that `Packet` does not grow for every
@@ -33,10 +34,8 @@ use super::*;
 pub(super) struct RateState {
     /// The controller paces or has timers: the NIC checks pacing and the controller's timers.
     pub(super) active: bool,
-    /// Receivers send CNPs (DCQCN).
-    pub(super) cnp: bool,
-    /// The receivers' minimum interval between CNPs of one flow.
-    pub(super) cnp_interval: Time,
+    /// A fresh flow's receiver side of congestion control.
+    pub(super) notifier: Notifier,
     /// Switches stamp INT records (HPCC).
     pub(super) int: bool,
     /// Bytes INT adds to each data packet.
@@ -55,8 +54,7 @@ impl Fabric {
         let r = &mut self.rate;
         let needs = self.params.cc.nic_needs();
         r.active = needs.paced;
-        r.cnp = needs.cnp_interval.is_some();
-        r.cnp_interval = needs.cnp_interval.unwrap_or(Time::ZERO);
+        r.notifier = self.params.cc.notifier();
         r.int = needs.int_overhead.is_some();
         r.int_overhead = needs.int_overhead.unwrap_or(0);
         r.drop_notify = self.params.switch.drop_notification;
@@ -195,8 +193,7 @@ impl Fabric {
     pub(super) fn fire_cc_timers<S: Scheme>(&mut self, side: &mut S) {
         // While the due timers fire, this event stays the pending one, so that a flow re-armed in the loop
         // pushes no event of its own. Cleared first, each firing left one: an event 300 µs ahead (DCQCN's
-        // rate-increase timer), superseded by the next deadline pushed below, which popped later to do nothing
-        // (109,428 in 2 ms of CLOS-128, most of the far events).
+        // rate-increase timer), superseded by the next deadline pushed below, which popped later to do nothing.
         let firing = self.rate.timer_event_at == Some(self.now);
         while let Some(id) = self.rate.timers.pop_due(self.now) {
             let slot = self.flow_state[id.idx()].slot;

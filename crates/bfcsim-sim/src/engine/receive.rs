@@ -108,7 +108,7 @@ impl Fabric {
             NO_SLOT => {
                 let state = Inbound {
                     receiver: Receiver::new(size, &self.params.nic.transport),
-                    cnp: CnpGenerator::new(self.rate.cnp_interval),
+                    notifier: self.rate.notifier,
                 };
                 let slot = self.inbound.insert(state);
                 self.flow_state[p.flow.idx()].recv_slot = slot;
@@ -116,8 +116,7 @@ impl Fabric {
             }
             s => s as usize,
         };
-        // The CNP goes first, so that the sender reacts to it before the ACK (HPCC ns-3's order).
-        if self.rate.cnp && self.inbound[slot].cnp.on_data(self.now, p.ce()) {
+        if self.inbound[slot].notifier.on_data(self.now, p.ce()) {
             self.send_reply(side, h, (p, pkt), PacketKind::CNP, (p.seq, 0));
         }
         let receiver = &mut self.inbound[slot].receiver;
