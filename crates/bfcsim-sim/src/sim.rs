@@ -25,7 +25,7 @@ use bfcsim_net::mmu::{DropReason, Mmu};
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::FlowContext;
-use bfcsim_schemes::fabric::{Describe, Flow, HopStats, SchemeReport};
+use bfcsim_schemes::fabric::{Describe, Flow, HopStats, SchemeReport, SwitchHardware};
 
 use crate::engine::{
     AnyScheme, Counters, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
@@ -523,6 +523,15 @@ impl Sim {
             all.iter()
                 .fold(S::Stats::default(), |sum, s| sum + s.stats()),
         )
+    }
+    /// Headers switch `s` recirculated so far, if the running scheme's switches recirculate
+    /// ([`Describe::recirculations`]).
+    pub fn recirculations(&self, s: usize) -> Option<u64> {
+        self.of_switch(s).scheme().recirculations(s)
+    }
+    /// Switch `s`'s state in the running scheme's hardware design, if it has one ([`Describe::hardware`]).
+    pub fn switch_hardware(&self, s: usize) -> Option<SwitchHardware> {
+        self.of_switch(s).scheme().hardware(s)
     }
     /// The running scheme's own report ([`Describe::report`]) of the run so far.
     pub fn scheme_report(&self) -> Option<SchemeReport> {

@@ -16,7 +16,6 @@ use bfcsim_metrics::{
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
-use bfcsim_schemes::flow_control::bfc::Bfc;
 use bfcsim_schemes::flow_control::pfc::Pfc;
 use bfcsim_schemes::flow_control::pfc::PfcRecord;
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
@@ -318,14 +317,14 @@ pub fn simulate_probed(
     let ideals = ideal_fcts(config, &sim, &racks)?;
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
     // Active flows per switch port (BFC §2.3) are sampled on the ports `metrics.active_flows_on` names, or on
-    // every switch port when BFC runs: each sample scans the packets queued at the port, a cost runs that do not
-    // report the metric (the benchmark's DCTCP among them) should not pay.
+    // every switch port under a scheme whose metric it is: each sample scans the packets queued at the port, a
+    // cost runs that do not report the metric (the benchmark's DCTCP among them) should not pay.
     // `None`: no sampling; `Some(None)`: every switch port; `Some(Some(set))`: the switch ports of `set`.
     let sampled = match (&config.metrics.active_flows_on, &config.flow_control) {
         (Some(text), _) => Some(Some(
             LinkSet::parse(text).map_err(|e| format!("metrics.active_flows_on: {e}"))?,
         )),
-        (None, FlowControl::Bfc(_)) => Some(None),
+        (None, fc) if fc.samples_active_flows() => Some(None),
         (None, _) => None,
     };
     let switch_ports: Vec<PortId> = match &sampled {
@@ -360,10 +359,7 @@ pub fn simulate_probed(
     };
     let queues = config.switch.total_queues();
     let (mut active, mut active_sum) = (LogHistogram::new(), 0u64);
-    let recirculations = |sim: &Sim, s| {
-        sim.scheme_at_switch::<Bfc>(s)
-            .map_or(0, |b| b.switch(s).stats().recirculations)
-    };
+    let recirculations = |sim: &Sim, s| sim.recirculations(s).unwrap_or(0);
     let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
         .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
         .collect();
@@ -695,58 +691,31 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
     }
 }
 
-/// BFC's Tofino2 budget (BFC §3.3, §4): per switch its flow table, its pause counter (for each ingress, the
-/// queues of the device upstream: a switch's data queues per port, a NIC's `nic_queues`, or with one NIC queue
-/// per flow the most the host used at once) and its recirculated headers, over `duration` and at the busiest
-/// sample interval. `None` unless BFC ran with hashed flow tables (the ideal baselines' exact tables have no
-/// hardware counterpart).
+/// The hardware budget of the running scheme's design (BFC §3.3, §4's Tofino2): per switch the state it takes
+/// ([`Sim::switch_hardware`]) and its recirculated headers, over `duration` and at the busiest sample interval.
+/// `None` unless every switch has a hardware account.
 fn hardware_budget(
     config: &ExperimentConfig,
     sim: &Sim,
     duration: Time,
     peaks: &[PeakRate],
 ) -> Option<BudgetReport> {
-    let FlowControl::Bfc(bfc_config) = &config.flow_control else {
-        return None;
-    };
     let topo = sim.topology();
     let mut usage = Vec::with_capacity(sim.switch_count());
     for (s, peak) in peaks.iter().enumerate() {
-        let bfc = sim.scheme_at_switch::<Bfc>(s)?.switch(s);
-        if bfc.flow_table_entries() == 0 {
-            return None;
-        }
+        let hardware = sim.switch_hardware(s)?;
         let node = sim.switch_node(s);
-        let ports = &topo.nodes[node.idx()].ports;
-        let pause_counter_entries: u64 = if bfc.backpressure() {
-            ports
-                .iter()
-                .enumerate()
-                .map(|(local, &p)| {
-                    let upstream = topo.peer_node(p);
-                    if !topo.is_host(upstream) {
-                        config.switch.queues_per_port as u64
-                    } else {
-                        bfc_config
-                            .nic_queues
-                            .map_or(bfc.upstream_span(local as u16), |n| n)
-                            as u64
-                    }
-                })
-                .sum()
-        } else {
-            0
-        };
         usage.push(SwitchUsage {
             switch: node,
-            capacity_bps: ports
+            capacity_bps: topo.nodes[node.idx()]
+                .ports
                 .iter()
                 .map(|&p| topo.link_of(p).rate.bps() as f64)
                 .sum(),
             queues_per_port: config.switch.queues_per_port,
-            flow_table_entries: bfc.flow_table_entries() as u64,
-            pause_counter_entries,
-            recirculations_per_sec: bfc.stats().recirculations as f64 / duration.secs_f64(),
+            flow_table_entries: hardware.flow_table_entries,
+            pause_counter_entries: hardware.pause_counter_entries,
+            recirculations_per_sec: sim.recirculations(s).unwrap_or(0) as f64 / duration.secs_f64(),
             peak_recirculations_per_sec: peak.peak(),
         });
     }

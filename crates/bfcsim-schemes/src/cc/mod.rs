@@ -347,8 +347,21 @@ impl CcConfig {
         matches!(self, CcConfig::None(_) | CcConfig::Dctcp(_))
     }
 
+    /// Refuses persistent connections (`nic.connections = "persistent"`) to a controller that does not persist.
+    pub fn check_persistent(&self) -> Result<(), String> {
+        if self.persists() {
+            return Ok(());
+        }
+        Err(format!(
+            "nic.connections = \"persistent\" hands a window controller's state from flow to flow; \
+             cc.name = \"{}\" starts every flow afresh (use dctcp or none)",
+            self.name()
+        ))
+    }
+
     /// What the controller needs of the NICs and switches besides ACKs: pacing and timers (the rate
-    /// controllers), CNPs from receivers (DCQCN §3's NP), INT records stamped by switches (HPCC §3.2).
+    /// controllers), INT records stamped by switches (HPCC §3.2). CNPs are the receiver side's
+    /// ([`CcConfig::notifier`]).
     pub fn nic_needs(&self) -> NicNeeds {
         match self {
             CcConfig::Dcqcn(_) => NicNeeds {

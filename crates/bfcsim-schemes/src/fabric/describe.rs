@@ -107,6 +107,32 @@ pub trait Describe: Scheme + Sized + 'static {
     fn report(_stats: &Self::Stats) -> Option<SchemeReport> {
         None
     }
+
+    /// Whether runs sample the active flows of every switch port (BFC §2.3's metric) when
+    /// `metrics.active_flows_on` names no ports: the schemes whose mechanism that metric is about. The others
+    /// do not pay for the sampling unless asked.
+    const SAMPLES_ACTIVE_FLOWS: bool = false;
+
+    /// Packet headers switch `s` recirculated so far to run the scheme's operations (BFC §4); `None` for a
+    /// scheme whose switches recirculate nothing.
+    fn recirculations(&self, _s: usize) -> Option<u64> {
+        None
+    }
+
+    /// What switch `s`'s state takes in the scheme's hardware design, for the run's budget report (BFC §3.3 and
+    /// §4's Tofino2 budget); `None` for a scheme without one, or a configuration no hardware could hold.
+    fn hardware(&self, _s: usize) -> Option<SwitchHardware> {
+        None
+    }
+}
+
+/// One switch's state in a scheme's hardware design ([`Describe::hardware`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchHardware {
+    /// Flow-table entries.
+    pub flow_table_entries: u64,
+    /// Pause-counter entries.
+    pub pause_counter_entries: u64,
 }
 
 /// A scheme's own section of a run's report: `key` in summary.json's `flow_control` holds `value`; the console

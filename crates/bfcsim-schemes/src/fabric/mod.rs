@@ -49,7 +49,9 @@ mod stats;
 
 pub mod fake;
 
-pub use describe::{Describe, Preset, ReportValue, SchemeReport, SwitchFacts, TAGGED};
+pub use describe::{
+    Describe, Preset, ReportValue, SchemeReport, SwitchFacts, SwitchHardware, TAGGED,
+};
 pub use flow::Flow;
 pub use ops::{Device, Entry, FabricOps, NicOps, Receiving, Setup, SwitchOps};
 pub use side::{NicSide, NoParams, Plain, Scheme, SwitchSide};

@@ -121,12 +121,8 @@ impl Fabric {
         params.switch.validate()?;
         params.nic.validate()?;
         params.cc.validate()?;
-        if params.nic.connections == Connections::Persistent && !params.cc.persists() {
-            return Err(format!(
-                "nic.connections = \"persistent\" hands a window controller's state from flow to flow; \
-                 cc.name = \"{}\" starts every flow afresh (use dctcp or none)",
-                params.cc.name()
-            ));
+        if params.nic.connections == Connections::Persistent {
+            params.cc.check_persistent()?;
         }
         params.flow_control.validate(&params.switch)?;
         if topo.ports.len() > TOKEN_PORT as usize {

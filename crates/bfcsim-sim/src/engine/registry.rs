@@ -8,7 +8,7 @@ use std::any::Any;
 
 use bfcsim_schemes::fabric::{
     Describe, HopStats, NoParams, Plain, Preset, Scheme, SchemeReport, Setup, SwitchFacts,
-    SwitchSide,
+    SwitchHardware, SwitchSide,
 };
 use bfcsim_schemes::flow_control::aquarius::Aquarius;
 use bfcsim_schemes::flow_control::bfc::Bfc;
@@ -70,6 +70,15 @@ macro_rules! schemes {
                 match self {
                     FlowControl::$none => Ok(()),
                     $(FlowControl::$variant(c) => <$side>::validate(c, &facts),)*
+                }
+            }
+
+            /// Whether runs sample the active flows of every switch port by default
+            /// ([`Describe::SAMPLES_ACTIVE_FLOWS`]).
+            pub fn samples_active_flows(&self) -> bool {
+                match self {
+                    FlowControl::$none => <$plain>::SAMPLES_ACTIVE_FLOWS,
+                    $(FlowControl::$variant(_) => <$side>::SAMPLES_ACTIVE_FLOWS,)*
                 }
             }
 
@@ -242,6 +251,16 @@ impl AnyScheme {
     /// Adds the running scheme's counts to `stats`.
     pub(super) fn add_stats(&self, stats: &mut HopStats) {
         with_scheme!(self, |s| s.add_stats(stats))
+    }
+
+    /// Headers switch `s` recirculated so far ([`Describe::recirculations`]).
+    pub(crate) fn recirculations(&self, s: usize) -> Option<u64> {
+        with_scheme!(self, |x| Describe::recirculations(x, s))
+    }
+
+    /// Switch `s`'s state in the scheme's hardware design ([`Describe::hardware`]).
+    pub(crate) fn hardware(&self, s: usize) -> Option<SwitchHardware> {
+        with_scheme!(self, |x| Describe::hardware(x, s))
     }
 
     /// How long `port`'s link was paused up to now ([`Scheme::link_paused_time`]).

@@ -15,7 +15,7 @@ use rand::RngExt;
 use super::{BfcConfig, BfcStats, BfcSwitch, Departure, Enqueued, REFRESH, Signal};
 use crate::fabric::{
     Describe, Device, Entry, FabricOps, HopStats, NicOps, Preset, Scheme, Setup, SwitchFacts,
-    SwitchOps,
+    SwitchHardware, SwitchOps,
 };
 use crate::flow_control::hop_pause::{
     Arrival, Egress, Frame, PerHopPausing, Upstream, check_ack_priority, hop_rtt, send,
@@ -28,6 +28,10 @@ pub struct Bfc {
     switches: Vec<BfcSwitch>,
     /// App. B: per switch, the (ingress, egress) pairs whose backpressure is elided.
     elide: Vec<ElidedPairs>,
+    /// Per switch, per ingress port: the device upstream is a host (its pause counters are the NIC's queues).
+    host_upstream: Vec<Vec<bool>>,
+    /// Data queues of a switch port (the pause counters of an ingress from a switch).
+    port_queues: u32,
     /// The draws of `lose_frames`, one stream per receiving port (empty unless frames are lost on purpose), so
     /// that a frame's fate depends only on its port's history.
     loss_rngs: Vec<Rng>,
@@ -356,15 +360,25 @@ impl Describe for Bfc {
         } else {
             vec![Vec::new(); topo.nodes.len()]
         };
-        let per_class = fab.layout().per_class;
+        let layout = fab.layout();
+        let (per_class, port_queues) =
+            (layout.per_class, (layout.per_class * layout.classes) as u32);
         let mut switches = Vec::with_capacity(fab.switch_count());
         let mut elide = Vec::with_capacity(fab.switch_count());
+        let mut host_upstream = Vec::with_capacity(fab.switch_count());
         for s in 0..fab.switch_count() {
             let node = fab.switch_node(s);
-            let n = topo.nodes[node.idx()].ports.len();
+            let ports = &topo.nodes[node.idx()].ports;
+            let n = ports.len();
             let rng = rng::stream(fab.seed(), Stream::Other(0xBFC0_0000 | node.0));
             switches.push(BfcSwitch::new(&cfg, n, per_class, hop_rtt(fab, s), rng));
             elide.push(ElidedPairs::new(n, &elided[node.idx()]));
+            host_upstream.push(
+                ports
+                    .iter()
+                    .map(|&p| topo.is_host(topo.peer_node(p)))
+                    .collect(),
+            );
         }
         let loss_rngs = if cfg.lose_frames > 0.0 {
             (0..topo.ports.len() as u32)
@@ -378,6 +392,8 @@ impl Describe for Bfc {
             cfg,
             switches,
             elide,
+            host_upstream,
+            port_queues,
             loss_rngs,
             upstream,
             refresh_frames: 0,
@@ -395,5 +411,42 @@ impl Describe for Bfc {
         self.switches
             .iter()
             .fold(BfcStats::default(), |a, b| a + b.stats())
+    }
+
+    /// BFC's own metric: the active flows per port (§2.3).
+    const SAMPLES_ACTIVE_FLOWS: bool = true;
+
+    /// §4: a header per departing packet that updated the flow table.
+    fn recirculations(&self, s: usize) -> Option<u64> {
+        Some(self.switches[s].stats().recirculations)
+    }
+
+    /// The flow table (§3.3.1) and the pause counter (§3.3.2): for each ingress, the queues of the device
+    /// upstream (a switch port's data queues, a NIC's `nic_queues`, or with one NIC queue per flow the most the
+    /// host used at once). `None` for the ideal baselines' exact tables, which have no hardware counterpart.
+    fn hardware(&self, s: usize) -> Option<SwitchHardware> {
+        let sw = &self.switches[s];
+        if sw.flow_table_entries() == 0 {
+            return None;
+        }
+        let pause_counter_entries = if sw.backpressure() {
+            let ingress = self.host_upstream[s].iter().enumerate();
+            ingress
+                .map(|(local, &host)| {
+                    let nic = || {
+                        self.cfg
+                            .nic_queues
+                            .unwrap_or(sw.upstream_span(local as u16))
+                    };
+                    u64::from(if host { nic() } else { self.port_queues })
+                })
+                .sum()
+        } else {
+            0
+        };
+        Some(SwitchHardware {
+            flow_table_entries: sw.flow_table_entries() as u64,
+            pause_counter_entries,
+        })
     }
 }
