@@ -28,24 +28,18 @@ pub struct Enqueued {
     pub signal: Option<Signal>,
 }
 
-impl Enqueued {
-    /// What the switch keeps with the packet until it leaves.
-    pub fn kept(&self) -> Kept {
-        Kept {
-            tracked: self.tracked,
-            counted: self.counted,
-        }
-    }
-}
-
 impl Decision for Enqueued {
     type Kept = Kept;
     type Target = u32;
     fn queue(&self) -> u16 {
         self.queue
     }
+    /// [`Enqueued::tracked`] and [`Enqueued::counted`].
     fn kept(&self) -> Kept {
-        Enqueued::kept(self)
+        Kept {
+            tracked: self.tracked,
+            counted: self.counted,
+        }
     }
     fn signal(&self) -> Option<Signal> {
         self.signal
