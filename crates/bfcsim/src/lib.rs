@@ -15,6 +15,7 @@ pub mod load;
 pub mod locate;
 pub mod outputs;
 pub mod presets;
+pub mod provenance;
 pub mod report;
 pub mod reproduce;
 pub mod runner;

@@ -250,7 +250,8 @@ impl Drop for Staging {
 /// `run.json`: the resolved configuration and what the run measured about itself.
 #[derive(Serialize)]
 struct RunInfo<'a> {
-    bfcsim_version: &'static str,
+    /// What made the run: version, commit, behaviour fingerprint.
+    build: crate::provenance::Build,
     config: &'a ExperimentConfig,
     offered_load: Option<&'a str>,
     flows: usize,
@@ -327,7 +328,7 @@ pub fn write_outputs(
     }
     let c = &out.counters;
     let info = RunInfo {
-        bfcsim_version: env!("CARGO_PKG_VERSION"),
+        build: crate::provenance::Build::this(),
         config,
         offered_load: plan,
         flows: out.records.len(),

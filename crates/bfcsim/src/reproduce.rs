@@ -114,7 +114,7 @@ pub fn collect(figure: &Figure, quick: bool, layout: &Layout) -> Result<PathBuf,
     let mut missing = Vec::new();
     for r in &runs {
         match store.finished(&r.run.key)? {
-            Some(d) => digests.push(d),
+            Some((d, _)) => digests.push(d),
             None => missing.push(r.run.key.clone()),
         }
     }

@@ -1,6 +1,7 @@
 //! Resumable runs. A run is an experiment file plus `--set` overrides; resolved, it is an
 //! [`ExperimentConfig`], and it lives in `ROOT/<key>/`, where the key is a hash of the resolved configuration,
-//! of the files it reads and of the bfcsim version ([`Resolved::key`]). A run writes its usual outputs there
+//! of the files it reads, of the bfcsim version and of its behaviour fingerprint ([`Resolved::key`],
+//! [`crate::provenance`]). A run writes its usual outputs there
 //! (`fct.parquet`, `summary.json`, ...), then its [`Digest`] (`digest.json`), and last the completion marker
 //! `done.json`. So:
 //!
@@ -15,8 +16,10 @@
 //!
 //! The name of the experiment, `run.threads`, `[output]` and `[limits]` are left out of the key: none changes a
 //! result (a reused run has the files its first run wrote). The key
-//! changes with the version (`CARGO_PKG_VERSION`), so results of another release are not reused; within one
-//! version, delete the directory to force a run again.
+//! changes with the version (`CARGO_PKG_VERSION`) and with the behaviour fingerprint, so results of another
+//! release, or of an engine that simulates any scheme differently, are not reused; builds that differ in nothing
+//! a run can see share their runs. Delete a run's directory to force it again. `done.json` records what made the
+//! run ([`Made`]: commit, fingerprint, wall time), which a figure's report lists.
 //!
 //! Every path that runs something (`bfcsim run --sweep`, `bfcsim reproduce`, and one Slurm array task) goes
 //! through [`Store::get_or_run`]; [`Store::run_all`] runs many, `jobs` at a time on a rayon pool, with a
@@ -35,6 +38,7 @@ use sha2::{Digest as _, Sha256};
 use crate::digest::Digest;
 use crate::experiment::{ExperimentConfig, TopologyConfig, load_experiment};
 use crate::outputs::{Staging, write_outputs};
+use crate::provenance::{Build, short_hash};
 use crate::runner::{prepare, simulate};
 
 /// The completion marker, written last.
@@ -62,6 +66,8 @@ pub struct Resolved {
     pub base: PathBuf,
     /// The run's directory name ([`Resolved::key`]).
     pub key: String,
+    /// The hash of what the run simulates, whatever simulates it ([`Resolved::inputs`]).
+    pub inputs: String,
 }
 
 impl RunSpec {
@@ -74,8 +80,9 @@ impl RunSpec {
             .parent()
             .unwrap_or(Path::new("."))
             .to_path_buf();
-        let key = Resolved::key(&config, &base)
+        let inputs = Resolved::inputs(&config, &base)
             .map_err(|e| format!("{}: {e}", self.experiment.display()))?;
+        let key = Resolved::key(&inputs);
         // The directory's name identifies the run; the file's name would differ between figures sharing it.
         config.name = key.clone();
         Ok(Resolved {
@@ -83,15 +90,15 @@ impl RunSpec {
             config,
             base,
             key,
+            inputs,
         })
     }
 }
 
 impl Resolved {
-    /// 16 hex digits of the SHA-256 of the bfcsim version, the configuration as JSON (name, threads, output
-    /// files and limits neutralised: none changes a result) and the contents of every file it reads
-    /// (topology, flows, CDF).
-    pub fn key(config: &ExperimentConfig, base: &Path) -> Result<String, String> {
+    /// The SHA-256 (hex) of the configuration as JSON (name, threads, output files and limits neutralised: none
+    /// changes a result) and of the contents of every file it reads (topology, flows, CDF).
+    pub fn inputs(config: &ExperimentConfig, base: &Path) -> Result<String, String> {
         let mut neutral = config.clone();
         neutral.name = String::new();
         neutral.run.threads = 1;
@@ -99,8 +106,6 @@ impl Resolved {
         neutral.limits = Default::default();
         let json = serde_json::to_string(&neutral).map_err(|e| e.to_string())?;
         let mut h = Sha256::new();
-        h.update(env!("CARGO_PKG_VERSION").as_bytes());
-        h.update([0]);
         h.update(json.as_bytes());
         for file in referenced_files(config) {
             let path = base.join(&file);
@@ -109,8 +114,14 @@ impl Resolved {
             h.update([0]);
             h.update(&bytes);
         }
-        let hash = h.finalize();
-        Ok(hash[..8].iter().map(|b| format!("{b:02x}")).collect())
+        Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The run's key: 12 hex digits of the SHA-256 of the bfcsim version, this build's behaviour fingerprint and
+    /// the run's [`Resolved::inputs`].
+    pub fn key(inputs: &str) -> String {
+        let build = Build::this();
+        short_hash(format!("{}\0{}\0{inputs}", build.version, build.behaviour).as_bytes())
     }
 }
 
@@ -131,12 +142,17 @@ fn referenced_files(config: &ExperimentConfig) -> Vec<PathBuf> {
     files
 }
 
-/// What `done.json` records.
-#[derive(Serialize, Deserialize)]
-struct Done {
-    key: String,
-    bfcsim_version: String,
-    wall_seconds: f64,
+/// What `done.json` records: the run, what made it and how long it took.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Made {
+    /// The run's key.
+    pub key: String,
+    /// The build that simulated it.
+    pub build: Build,
+    /// Wall time of the simulation.
+    pub wall_seconds: f64,
+    /// Threads it ran on.
+    pub threads: usize,
 }
 
 /// A run's digest and how it was obtained, or what went wrong.
@@ -168,8 +184,8 @@ impl Store {
         self.root.join(key)
     }
 
-    /// The digest of a finished run, `None` if the run has not finished (or never started).
-    pub fn finished(&self, key: &str) -> Result<Option<Digest>, String> {
+    /// The digest of a finished run and what made it, `None` if the run has not finished (or never started).
+    pub fn finished(&self, key: &str) -> Result<Option<(Digest, Made)>, String> {
         let dir = self.dir(key);
         let done = dir.join(DONE);
         if !done.exists() {
@@ -178,8 +194,13 @@ impl Store {
         let read = |path: &Path| {
             std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
         };
-        let marker: Done =
-            serde_json::from_str(&read(&done)?).map_err(|e| format!("{}: {e}", done.display()))?;
+        let marker: Made = serde_json::from_str(&read(&done)?).map_err(|e| {
+            format!(
+                "{}: {e} (delete {} to run it again)",
+                done.display(),
+                dir.display()
+            )
+        })?;
         if marker.key != key {
             return Err(format!(
                 "{}: marks run {}, not {key}",
@@ -195,14 +216,14 @@ impl Store {
                 dir.display()
             )
         })?;
-        Ok(Some(digest))
+        Ok(Some((digest, marker)))
     }
 
     /// The run's digest: read from disk if it finished, else simulated now into a fresh directory (its
     /// outputs, digest and completion marker written in that order) that then replaces whatever an
     /// interrupted attempt left.
     pub fn get_or_run(&self, run: &Resolved) -> RunResult {
-        if let Some(d) = self.finished(&run.key)? {
+        if let Some((d, _)) = self.finished(&run.key)? {
             return Ok((d, Source::Reused));
         }
         let target = self.dir(&run.key);
@@ -222,10 +243,11 @@ impl Store {
             .map_err(|e| io("writing", e))?;
         let digest = Digest::new(&outcome);
         write_json(&dir.join(DIGEST), &digest).map_err(|e| io("writing", e))?;
-        let done = Done {
+        let done = Made {
             key: run.key.clone(),
-            bfcsim_version: env!("CARGO_PKG_VERSION").into(),
+            build: Build::this(),
             wall_seconds: outcome.wall_secs,
+            threads: outcome.threads,
         };
         write_json(&dir.join(DONE), &done).map_err(|e| io("writing", e))?;
         staged.commit()?;
