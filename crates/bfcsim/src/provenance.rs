@@ -55,3 +55,132 @@ impl Build {
         }
     }
 }
+
+/// What a figure's report was made from and what it found (`provenance.json`, beside `report.md`): read back by
+/// `bfcsim reproduce --status` and by the test that keeps committed reports in step with their definitions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportProvenance {
+    /// The figure.
+    pub figure: String,
+    /// `"paper"` or `"quick"`.
+    pub scale: String,
+    /// The digest of the figure's definition ([`definition_digest`]).
+    pub definition: String,
+    /// The build that wrote the report (its runs all have its behaviour fingerprint: a run's key holds it).
+    pub written_by: Build,
+    /// The commits that simulated the runs, with how many each.
+    pub run_commits: std::collections::BTreeMap<String, usize>,
+    /// Runs.
+    pub runs: usize,
+    /// Seeds.
+    pub seeds: Vec<u64>,
+    /// The runs' wall times added up.
+    pub wall_seconds: f64,
+    /// The runs' wall times × their threads, added up: the cores the figure took.
+    pub core_seconds: f64,
+    /// The claims our runs agree with.
+    pub agree: usize,
+    /// The claims our runs disagree with.
+    pub disagree: usize,
+    /// The claims not measured at this scale.
+    pub not_measured: usize,
+}
+
+/// The file beside `report.md`.
+pub const REPORT_PROVENANCE: &str = "provenance.json";
+
+/// 12 hex digits of the SHA-256 of what defines `figure` at this scale: its definition file, the palette beside
+/// it, and every experiment file its runs start from with the topology, flow and CDF files they read, as bytes.
+/// Editing any of them changes it; a change of the engine or of a preset does not (the behaviour fingerprint
+/// tracks those).
+pub fn definition_digest(
+    figure: &crate::figure::Figure,
+    runs: &[crate::figure::PlannedRun],
+) -> Result<String, String> {
+    let read =
+        |p: &std::path::Path| std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
+    let mut h = Sha256::new();
+    h.update(read(&figure.path)?);
+    let dir = figure.path.parent().unwrap_or(std::path::Path::new("."));
+    h.update([0]);
+    h.update(read(&dir.join(crate::figure::PALETTE))?);
+    let mut files = std::collections::BTreeSet::new();
+    for r in runs {
+        files.insert(r.run.spec.experiment.clone());
+        for f in crate::store::referenced_files(&r.run.config) {
+            files.insert(r.run.base.join(f));
+        }
+    }
+    for f in files {
+        h.update([0]);
+        h.update(read(&f)?);
+    }
+    Ok(h.finalize()[..6]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Where a figure's committed report stands against this build (`bfcsim reproduce --status`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReportState {
+    /// No report of the figure.
+    Missing,
+    /// A report made before reports recorded what made them.
+    Unrecorded {
+        /// `"paper"` or `"quick"`.
+        scale: String,
+    },
+    /// A report with its provenance, and what is out of date about it (nothing: current).
+    Recorded {
+        /// Its provenance.
+        provenance: Box<ReportProvenance>,
+        /// Why it is not current: its definition or its behaviour fingerprint differs from this build's.
+        stale: Vec<String>,
+    },
+}
+
+/// The state of `figure`'s report under `reports` (`NAME/`, or `NAME-quick/` when only that exists).
+pub fn report_state(
+    figure: &crate::figure::Figure,
+    reports: &std::path::Path,
+) -> Result<ReportState, String> {
+    let name = &figure.def.name;
+    for (dir, quick) in [(name.clone(), false), (format!("{name}-quick"), true)] {
+        let dir = reports.join(dir);
+        let path = dir.join(REPORT_PROVENANCE);
+        if !path.exists() {
+            if dir.join("report.md").exists() {
+                return Ok(ReportState::Unrecorded {
+                    scale: if quick { "quick" } else { "paper" }.into(),
+                });
+            }
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let provenance: ReportProvenance =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let runs = crate::figure::plan(figure, quick)?;
+        let mut stale = Vec::new();
+        let definition = definition_digest(figure, &runs)?;
+        if provenance.definition != definition {
+            stale.push(format!(
+                "definition changed ({} → {definition})",
+                provenance.definition
+            ));
+        }
+        if provenance.written_by.behaviour != behaviour() {
+            stale.push(format!(
+                "engine behaves differently (fingerprint {} → {})",
+                provenance.written_by.behaviour,
+                behaviour()
+            ));
+        }
+        return Ok(ReportState::Recorded {
+            provenance: Box::new(provenance),
+            stale,
+        });
+    }
+    Ok(ReportState::Missing)
+}

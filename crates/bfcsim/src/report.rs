@@ -1,7 +1,8 @@
 //! A reproduced figure's report: `report.md` (the setup, one line per claim of the paper with its numbers and
 //! ours, summary and per-bucket tables) and the charts its definition asks for, each as PNG, SVG and CSV.
-//! Built from the runs' digests only, so the report of runs made on a cluster equals that of the same runs made
-//! locally, byte for byte (it holds no wall times).
+//! Built from the runs' digests and completion markers only, so collecting finished runs again gives the same
+//! bytes. It says what made it ([`crate::provenance`]): in its header, and in `provenance.json` for
+//! `bfcsim reproduce --status`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -11,6 +12,8 @@ use bfcsim_plot::{Axis, Bar, Body, Chart, Line, Unit, render};
 
 use crate::digest::Digest;
 use crate::figure::{CdfOf, ClaimDef, Expect, Figure, Metric, PlannedRun, PlotDef, Stat};
+use crate::provenance::{Build, REPORT_PROVENANCE, ReportProvenance};
+use crate::store::Made;
 
 /// The runs of a figure with their digests.
 pub struct Results<'a> {
@@ -22,6 +25,10 @@ pub struct Results<'a> {
     pub runs: &'a [PlannedRun],
     /// Their digests, in the same order.
     pub digests: &'a [Digest],
+    /// What made each, in the same order.
+    pub made: &'a [Made],
+    /// The digest of the figure's definition at this scale.
+    pub definition: String,
 }
 
 impl Results<'_> {
@@ -238,6 +245,8 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
     );
+    let mut provenance = provenance_of(results);
+    provenance_words(&provenance, &mut md);
     if results.quick {
         let _ = writeln!(
             md,
@@ -272,6 +281,11 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
                 Some(false) => "**disagree**",
                 None => "**not measured**",
             };
+            *match v.agrees {
+                Some(true) => &mut provenance.agree,
+                Some(false) => &mut provenance.disagree,
+                None => &mut provenance.not_measured,
+            } += 1;
             let paper = expect_words(
                 &c.paper,
                 c.tolerance.unwrap_or(1.0 / 3.0),
@@ -320,9 +334,68 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
             chart.title
         );
     }
+    let path = dir.join(REPORT_PROVENANCE);
+    crate::store::write_json(&path, &provenance)
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
     let path = dir.join("report.md");
     write_atomic(&path, |w| w.write_all(md.as_bytes()))
         .map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// What made the report's runs (its claims not yet counted).
+fn provenance_of(results: &Results) -> ReportProvenance {
+    let mut run_commits = std::collections::BTreeMap::new();
+    for m in results.made {
+        *run_commits.entry(m.build.commit.clone()).or_insert(0) += 1;
+    }
+    ReportProvenance {
+        figure: results.figure.def.name.clone(),
+        scale: if results.quick { "quick" } else { "paper" }.into(),
+        definition: results.definition.clone(),
+        written_by: Build::this(),
+        run_commits,
+        runs: results.runs.len(),
+        seeds: results.figure.seeds(results.quick).to_vec(),
+        wall_seconds: results.made.iter().map(|m| m.wall_seconds).sum(),
+        core_seconds: results
+            .made
+            .iter()
+            .map(|m| m.wall_seconds * m.threads as f64)
+            .sum(),
+        agree: 0,
+        disagree: 0,
+        not_measured: 0,
+    }
+}
+
+/// `seconds` of cores in words: core-minutes below an hour, else core-hours.
+fn core_time(seconds: f64) -> String {
+    if seconds < 3600.0 {
+        format!("{:.1} core-minutes", seconds / 60.0)
+    } else {
+        format!("{:.2} core-hours", seconds / 3600.0)
+    }
+}
+
+/// The report's line on what made it.
+fn provenance_words(p: &ReportProvenance, md: &mut String) {
+    let commits: Vec<String> = p
+        .run_commits
+        .iter()
+        .map(|(c, n)| format!("`{c}` ({n} runs)"))
+        .collect();
+    let _ = writeln!(
+        md,
+        "Made by bfcsim {} at commit `{}` (behaviour fingerprint `{}`, which its runs share) from the definition \
+         with digest `{}`. Its {} runs were simulated by commit {} in {} (each run's wall time × its threads, added up).\n",
+        p.written_by.version,
+        p.written_by.commit,
+        p.written_by.behaviour,
+        p.definition,
+        p.runs,
+        commits.join(", "),
+        core_time(p.core_seconds),
+    );
 }
 
 /// The table every report has: per series (and axis value) the headline numbers.

@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::digest::Digest;
 use crate::figure::{Figure, PlannedRun, plan};
+use crate::provenance::definition_digest;
 use crate::report::{Results, write};
-use crate::store::{RunSpec, Source, Store, write_json};
+use crate::store::{Made, RunSpec, Source, Store, write_json};
 
 /// Where a figure's outputs go: `OUT/NAME` (paper scale) or `OUT/NAME-quick`, runs under `OUT/runs`.
 pub struct Layout {
@@ -92,7 +93,7 @@ fn report(
     figure: &Figure,
     quick: bool,
     runs: &[PlannedRun],
-    digests: &[Digest],
+    finished: (&[Digest], &[Made]),
     layout: &Layout,
 ) -> Result<PathBuf, String> {
     let dir = layout.figure_dir(figure, quick);
@@ -100,7 +101,9 @@ fn report(
         figure,
         quick,
         runs,
-        digests,
+        digests: finished.0,
+        made: finished.1,
+        definition: definition_digest(figure, runs)?,
     };
     write(&results, &dir)?;
     Ok(dir.join("report.md"))
@@ -111,10 +114,14 @@ pub fn collect(figure: &Figure, quick: bool, layout: &Layout) -> Result<PathBuf,
     let runs = plan(figure, quick)?;
     let store = layout.store();
     let mut digests = Vec::new();
+    let mut made = Vec::new();
     let mut missing = Vec::new();
     for r in &runs {
         match store.finished(&r.run.key)? {
-            Some((d, _)) => digests.push(d),
+            Some((d, m)) => {
+                digests.push(d);
+                made.push(m);
+            }
             None => missing.push(r.run.key.clone()),
         }
     }
@@ -131,7 +138,7 @@ pub fn collect(figure: &Figure, quick: bool, layout: &Layout) -> Result<PathBuf,
             if quick { " --quick" } else { "" }
         ));
     }
-    report(figure, quick, &runs, &digests, layout)
+    report(figure, quick, &runs, (&digests, &made), layout)
 }
 
 /// A Slurm job array's runs: what each task index runs, and where.

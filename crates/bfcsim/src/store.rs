@@ -126,7 +126,7 @@ impl Resolved {
 }
 
 /// The files a configuration reads, relative to its base directory.
-fn referenced_files(config: &ExperimentConfig) -> Vec<PathBuf> {
+pub(crate) fn referenced_files(config: &ExperimentConfig) -> Vec<PathBuf> {
     let mut files = Vec::new();
     if let TopologyConfig::Hpcc(t) = &config.topology {
         files.push(t.file.clone());

@@ -63,6 +63,32 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
         }
         assert!(report.contains(&format!("({stem}.png)")), "{report}");
     }
+    // What made it: in the header, and in provenance.json for `--status`.
+    assert!(
+        report.contains(&format!(
+            "behaviour fingerprint `{}`",
+            bfcsim::provenance::behaviour()
+        )),
+        "{report}"
+    );
+    let provenance: bfcsim::provenance::ReportProvenance =
+        serde_json::from_str(&std::fs::read_to_string(fig.join("provenance.json")).unwrap())
+            .unwrap();
+    assert_eq!((provenance.scale.as_str(), provenance.runs), ("quick", 8));
+    assert_eq!(provenance.run_commits.values().sum::<usize>(), 8);
+    assert_eq!(
+        provenance.agree + provenance.disagree + provenance.not_measured,
+        claims
+    );
+    let status = bfcsim(&["reproduce", "--status", "--reports", s(&out)]);
+    assert!(status.success(), "{}", status.stderr);
+    assert!(
+        status.stdout.lines().any(|l| l.starts_with(FIGURE)
+            && l.contains("quick scale, 8 runs")
+            && l.ends_with("current")),
+        "{}",
+        status.stdout
+    );
     let csv = std::fs::read_to_string(fig.join("slowdown-p99.csv")).unwrap();
     assert!(csv.starts_with("series,"), "{csv}");
     assert!(csv.lines().any(|l| l.starts_with("BFC,")), "{csv}");
@@ -120,6 +146,32 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
         "{}",
         early.stderr
     );
+}
+
+/// A committed report whose figure definition (or experiment files) changed since it was made no longer shows
+/// what the definition produces: rerun the figure, or put the definition back.
+#[test]
+fn committed_reports_match_their_definitions() {
+    use bfcsim::provenance::{ReportState, report_state};
+    let root = workspace_root();
+    let figures = bfcsim::figure::read_all(&root.join("experiments/figures")).unwrap();
+    for f in &figures {
+        if let ReportState::Recorded { provenance, stale } =
+            report_state(f, &root.join("docs/reproduced")).unwrap()
+        {
+            assert_eq!(provenance.figure, f.def.name);
+            let changed: Vec<_> = stale
+                .iter()
+                .filter(|s| s.starts_with("definition"))
+                .collect();
+            assert!(
+                changed.is_empty(),
+                "docs/reproduced/{}: {changed:?}; run `bfcsim reproduce {}` again",
+                f.def.name,
+                f.def.name
+            );
+        }
+    }
 }
 
 #[test]
