@@ -302,7 +302,7 @@ impl<E: EventBits> EventQueue<E> {
         for s in next / 64..SUMMARY {
             let mut words = self.summary[s];
             if s == next / 64 {
-                words &= if next % 64 == 0 {
+                words &= if next.is_multiple_of(64) {
                     !0
                 } else {
                     !0u64 << (next % 64)

@@ -67,7 +67,7 @@ impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         for (unit, scale) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1_000)] {
-            if b >= scale && b % scale == 0 {
+            if b >= scale && b.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", b / scale);
             }
         }
@@ -163,7 +163,7 @@ impl fmt::Display for Rate {
             ("Mbps", 1_000_000),
             ("Kbps", 1_000),
         ] {
-            if r >= scale && r % scale == 0 {
+            if r >= scale && r.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", r / scale);
             }
         }

@@ -130,7 +130,8 @@ fn packet_buckets(edges: &[u64]) -> Vec<FixedBucket> {
 /// `lo-hi` with a shared unit when both are whole in it (`2-4KB`), else each with its own (`768KB-3.072MB`).
 pub(crate) fn byte_range(lo: u64, hi: u64) -> String {
     for (unit, scale) in [("MB", 1_000_000), ("KB", 1_000)] {
-        if lo >= scale && lo % scale == 0 && hi % scale == 0 && hi < scale * 1000 {
+        if lo >= scale && lo.is_multiple_of(scale) && hi.is_multiple_of(scale) && hi < scale * 1000
+        {
             return format!("{}-{}{unit}", lo / scale, hi / scale);
         }
     }

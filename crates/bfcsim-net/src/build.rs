@@ -375,7 +375,7 @@ impl Build for FatTree {
         positive("hosts_per_tor", self.hosts_per_tor)?;
         positive("tor_agg_links", self.tor_agg_links)?;
         positive("agg_core_links", self.agg_core_links)?;
-        if self.cores % self.aggs_per_pod != 0 {
+        if !self.cores.is_multiple_of(self.aggs_per_pod) {
             return Err(format!(
                 "cores ({}) must be a multiple of aggs_per_pod ({}) so that each aggregation switch has a stripe",
                 self.cores, self.aggs_per_pod

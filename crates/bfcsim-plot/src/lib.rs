@@ -447,21 +447,21 @@ fn draw_lines<DB: DrawingBackend>(
         .axis_desc_style((FAMILY, 17))
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()?;
-    if let Some((x, label)) = &chart.vline {
-        if let Some(cx) = chart.x.to_coord(*x) {
-            let grey = RGBColor(90, 90, 90);
-            c.draw_series(DashedLineSeries::new(
-                [(cx, y0), (cx, y1)],
-                6,
-                4,
-                grey.stroke_width(2),
-            ))?;
-            c.draw_series([Text::new(
-                label.clone(),
-                (cx, y0 + 0.1 * (y1 - y0)),
-                (FAMILY, 15).into_font().color(&grey),
-            )])?;
-        }
+    if let Some((x, label)) = &chart.vline
+        && let Some(cx) = chart.x.to_coord(*x)
+    {
+        let grey = RGBColor(90, 90, 90);
+        c.draw_series(DashedLineSeries::new(
+            [(cx, y0), (cx, y1)],
+            6,
+            4,
+            grey.stroke_width(2),
+        ))?;
+        c.draw_series([Text::new(
+            label.clone(),
+            (cx, y0 + 0.1 * (y1 - y0)),
+            (FAMILY, 15).into_font().color(&grey),
+        )])?;
     }
     for l in lines {
         let col = colour(l.colour);

@@ -164,19 +164,22 @@ impl SwitchConfig {
                 self.queues_per_port
             ));
         }
-        if self.classes == 0 || self.classes > 63 || self.queues_per_port % self.classes != 0 {
+        if self.classes == 0
+            || self.classes > 63
+            || !self.queues_per_port.is_multiple_of(self.classes)
+        {
             return Err(format!(
                 "switch.classes = {} must be in 1..=63 and divide queues_per_port ({})",
                 self.classes, self.queues_per_port
             ));
         }
-        if let Some(q) = self.quantum {
-            if q.0 == 0 || q.0 > u64::from(u32::MAX) {
-                return Err(format!(
-                    "switch.quantum = {} B must be in 1..=4294967295 bytes (default: one full-size packet)",
-                    q.0
-                ));
-            }
+        if let Some(q) = self.quantum
+            && (q.0 == 0 || q.0 > u64::from(u32::MAX))
+        {
+            return Err(format!(
+                "switch.quantum = {} B must be in 1..=4294967295 bytes (default: one full-size packet)",
+                q.0
+            ));
         }
         if !(self.alpha > 0.0 && self.alpha.is_finite()) {
             return Err(format!("switch.alpha = {} must be positive", self.alpha));

@@ -380,11 +380,11 @@ impl SizeCdf {
         if zeros >= 2 {
             points.drain(..zeros - 1);
         }
-        if let Some(min) = options.min_size {
-            if points[0].cdf == 0.0 {
-                // Sizes up to min_size have probability 0, so the distribution starts at min_size at the earliest.
-                points[0].size = points[0].size.max(min as f64);
-            }
+        if let Some(min) = options.min_size
+            && points[0].cdf == 0.0
+        {
+            // Sizes up to min_size have probability 0, so the distribution starts at min_size at the earliest.
+            points[0].size = points[0].size.max(min as f64);
         }
         let mut cdf: Vec<f64> = points.iter().map(|p| p.cdf).collect();
         if options.tail.is_none() {
@@ -432,10 +432,10 @@ impl SizeCdf {
     pub fn quantile(&self, u: f64) -> f64 {
         let n = self.cdf.len();
         let last = self.cdf[n - 1];
-        if u > last {
-            if let Some(t) = self.tail {
-                return t.quantile(self.sizes[n - 1], (u - last) / (1.0 - last));
-            }
+        if u > last
+            && let Some(t) = self.tail
+        {
+            return t.quantile(self.sizes[n - 1], (u - last) / (1.0 - last));
         }
         let i = self.cdf.partition_point(|&p| p < u).min(n - 1);
         match self.interpolation {

@@ -512,7 +512,7 @@ fn endpoints(
                 "give `partition` without `locality`, `sources` or `destinations`".into(),
             ));
         }
-        if n < 2 || hosts.len() % n as usize != 0 {
+        if n < 2 || !hosts.len().is_multiple_of(n as usize) {
             return Err(WorkloadError::Invalid(format!(
                 "partition = {n} must be at least 2 and divide the {} hosts",
                 hosts.len()

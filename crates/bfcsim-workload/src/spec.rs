@@ -278,13 +278,13 @@ impl WorkloadSpec {
                 self.load
             ));
         }
-        if let Some(sigma) = self.sigma {
-            if !(sigma > 0.0 && sigma <= MAX_SIGMA) {
-                return Err(format!(
-                    "workload.sigma = {sigma} must be in (0, {MAX_SIGMA}]: beyond it almost every gap between \
+        if let Some(sigma) = self.sigma
+            && !(sigma > 0.0 && sigma <= MAX_SIGMA)
+        {
+            return Err(format!(
+                "workload.sigma = {sigma} must be in (0, {MAX_SIGMA}]: beyond it almost every gap between \
                      arrivals rounds to zero and no run sees the mean rate"
-                ));
-            }
+            ));
         }
         if self.duration == Time::ZERO {
             return Err(
@@ -301,12 +301,12 @@ impl WorkloadSpec {
             }
             _ => {}
         }
-        if let Some(p) = self.locality {
-            if !(0.0..=1.0).contains(&p) {
-                return Err(format!(
-                    "workload.locality = {p} must be a fraction in [0, 1]"
-                ));
-            }
+        if let Some(p) = self.locality
+            && !(0.0..=1.0).contains(&p)
+        {
+            return Err(format!(
+                "workload.locality = {p} must be a fraction in [0, 1]"
+            ));
         }
         if self.classes == 0 || self.class as u32 + self.classes as u32 > 256 {
             return Err(format!(
@@ -314,28 +314,28 @@ impl WorkloadSpec {
                 self.classes, self.class, self.classes
             ));
         }
-        if let Some(b) = self.bytes_per_packet {
-            if b == 0 {
-                return Err("workload.bytes_per_packet = 0 must be at least 1".into());
-            }
+        if let Some(b) = self.bytes_per_packet
+            && b == 0
+        {
+            return Err("workload.bytes_per_packet = 0 must be at least 1".into());
         }
         for (i, g) in self.group.iter().enumerate() {
-            if let Some(load) = g.load {
-                if !(load.is_finite() && load > 0.0) {
-                    return Err(format!(
-                        "workload.group.{i}.load = {load} must be a positive fraction of the destination's link"
-                    ));
-                }
+            if let Some(load) = g.load
+                && !(load.is_finite() && load > 0.0)
+            {
+                return Err(format!(
+                    "workload.group.{i}.load = {load} must be a positive fraction of the destination's link"
+                ));
             }
         }
         for (i, inc) in self.incast.iter().enumerate() {
-            if let Some(share) = inc.share {
-                if !(share.is_finite() && share > 0.0) {
-                    return Err(format!(
-                        "workload.incast.{i}.share = {share} must be a positive fraction of the `load_on` links' \
+            if let Some(share) = inc.share
+                && !(share.is_finite() && share > 0.0)
+            {
+                return Err(format!(
+                    "workload.incast.{i}.share = {share} must be a positive fraction of the `load_on` links' \
                          capacity"
-                    ));
-                }
+                ));
             }
         }
         Ok(())

@@ -106,19 +106,19 @@ impl SmallRun {
                 c.retransmits, c.duplicates
             )));
         }
-        if one_path && one_config.metrics.ideal == Ideal::Exact {
-            if let Some(r) = one
+        if one_path
+            && one_config.metrics.ideal == Ideal::Exact
+            && let Some(r) = one
                 .records
                 .iter()
                 .find(|r| r.fct().is_some_and(|f| f < r.ideal))
-            {
-                return Err(fail(format!(
-                    "flow {} finished in {} but alone it would take {}",
-                    r.id,
-                    r.fct().expect("finished"),
-                    r.ideal
-                )));
-            }
+        {
+            return Err(fail(format!(
+                "flow {} finished in {} but alone it would take {}",
+                r.id,
+                r.fct().expect("finished"),
+                r.ideal
+            )));
         }
         let mut split = false;
         if threads_too {

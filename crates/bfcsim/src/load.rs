@@ -89,15 +89,15 @@ pub fn load_basis(
             } else {
                 remote = (remote.0 + x, remote.1 + 1);
             }
-            if let Pattern::Blocks { size } = pattern {
-                if s / size == d as usize / size {
-                    in_block = (in_block.0 + x, in_block.1 + 1);
-                }
+            if let Pattern::Blocks { size } = pattern
+                && s / size == d as usize / size
+            {
+                in_block = (in_block.0 + x, in_block.1 + 1);
             }
-            if let Pattern::Between { destinations, .. } = pattern {
-                if allowed(destinations, d as usize) {
-                    per_source[s] = (per_source[s].0 + x, per_source[s].1 + 1);
-                }
+            if let Pattern::Between { destinations, .. } = pattern
+                && allowed(destinations, d as usize)
+            {
+                per_source[s] = (per_source[s].0 + x, per_source[s].1 + 1);
             }
         }
     }

@@ -251,7 +251,7 @@ impl Dcqcn {
     /// Increases leave Rc and Rt where they are: both at an even line rate (halving is exact), so the
     /// timer's events change nothing but the stage count.
     fn saturated(&self) -> bool {
-        self.rc == self.line && self.rt == self.line && self.line % 2 == 0
+        self.rc == self.line && self.rt == self.line && self.line.is_multiple_of(2)
     }
 
     /// Replays every timer event due at or before `now`, in time order.
