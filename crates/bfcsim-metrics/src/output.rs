@@ -19,20 +19,26 @@ use crate::buckets::short_bytes;
 use crate::record::FlowRecord;
 use crate::summary::{BucketRow, Summary};
 
-/// Writes `path` through `write`: into `path.tmp` in the same directory, flushed and fsynced, then renamed over
-/// `path`, so an interrupted run leaves either the old file or the complete new one, never a truncated one.
+/// Where [`write_atomic`] writes `path` before renaming it: `path.<pid>.tmp`, so that processes writing the same
+/// file at once (two that share a run store and both write a figure's report) each write their own.
+pub fn temporary_path(path: &Path) -> io::Result<PathBuf> {
+    let mut name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("output path has no file name"))?
+        .to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    Ok(path.with_file_name(name))
+}
+
+/// Writes `path` through `write`: into [`temporary_path`] in the same directory, flushed and fsynced, then renamed
+/// over `path`, so an interrupted run leaves either the old file or the complete new one, never a truncated one.
 /// The temporary file is removed if `write` fails.
 pub fn write_atomic(
     path: impl AsRef<Path>,
     write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
 ) -> io::Result<()> {
     let path = path.as_ref();
-    let mut tmp_name = path
-        .file_name()
-        .ok_or_else(|| io::Error::other("output path has no file name"))?
-        .to_owned();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
+    let tmp = temporary_path(path)?;
     let result = (|| {
         let mut out = BufWriter::new(File::create(&tmp)?);
         write(&mut out)?;
@@ -511,7 +517,7 @@ mod tests {
              1,300,5,38884,2000000000.000,,,15740.000,,true,3,group 4\n\
              2,0,1,38884,2000000000.000,2000031480.500,31480.500,15740.000,2.000032,false,3,mice\n"
         );
-        assert!(!dir.join("fct.csv.tmp").exists());
+        assert!(!temporary_path(&path).unwrap().exists());
         fs::remove_dir_all(dir).unwrap();
     }
 
@@ -522,7 +528,7 @@ mod tests {
         write_hpcc_pfc(&path, &["2000001234 130 1 3 1", "2000005678 130 1 3 0"]).unwrap();
         let text = fs::read_to_string(&path).unwrap();
         assert_eq!(text, "2000001234 130 1 3 1\n2000005678 130 1 3 0\n");
-        assert!(!dir.join("pfc.txt.tmp").exists());
+        assert!(!temporary_path(&path).unwrap().exists());
         fs::remove_dir_all(dir).unwrap();
     }
 
@@ -556,7 +562,7 @@ mod tests {
         });
         assert!(err.is_err());
         assert_eq!(fs::read_to_string(&path).unwrap(), "complete\n");
-        assert!(!dir.join("out.txt.tmp").exists());
+        assert!(!temporary_path(&path).unwrap().exists());
         fs::remove_dir_all(dir).unwrap();
     }
 

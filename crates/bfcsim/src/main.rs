@@ -682,7 +682,7 @@ fn run_sweep(
         .count();
     if reused > 0 {
         eprintln!(
-            "{reused} of {} runs had finished before and were reused",
+            "{reused} of {} runs were reused (finished before, or by another process sharing the store)",
             runs.len()
         );
     }

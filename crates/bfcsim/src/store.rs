@@ -10,9 +10,11 @@
 //! - a run writes into a fresh directory beside its own and renames it into place when complete, so a run
 //!   killed half-way leaves no directory of its own (one without `done.json`, left by an older bfcsim, is
 //!   deleted and the run starts again);
-//! - two sweeps, figures or cluster tasks that need the same configuration share one directory (one after the
-//!   other: two processes must not simulate the same run at the same time, which a Slurm manifest ensures by
-//!   listing each run once).
+//! - processes that share a store split its runs: a process claims a run before simulating it (an exclusive
+//!   lock on `ROOT/.<key>.claim`, which the operating system releases when the process exits or is killed), a
+//!   process that finds a run claimed goes on with its other runs and waits for that one at the end, then reads
+//!   it; so two terminals, or sweeps, figures and cluster tasks that need the same configuration, simulate each
+//!   run once. A claimant killed half-way leaves only its partial directory, which the next claimant clears.
 //!
 //! The name of the experiment, `run.threads`, `[output]` and `[limits]` are left out of the key: none changes a
 //! result (a reused run has the files its first run wrote). The key
@@ -134,10 +136,10 @@ pub(crate) fn referenced_files(config: &ExperimentConfig) -> Vec<PathBuf> {
     if let Some(f) = &config.flows {
         files.push(f.file.clone());
     }
-    if let Some(cdf) = config.workload.as_ref().and_then(|w| w.cdf.as_ref()) {
-        if bfcsim_workload::builtin(cdf).is_none() {
-            files.push(PathBuf::from(cdf));
-        }
+    if let Some(cdf) = config.workload.as_ref().and_then(|w| w.cdf.as_ref())
+        && bfcsim_workload::builtin(cdf).is_none()
+    {
+        files.push(PathBuf::from(cdf));
     }
     files
 }
@@ -221,11 +223,63 @@ impl Store {
 
     /// The run's digest: read from disk if it finished, else simulated now into a fresh directory (its
     /// outputs, digest and completion marker written in that order) that then replaces whatever an
-    /// interrupted attempt left.
+    /// interrupted attempt left. While another process has claimed the run, waits for it.
     pub fn get_or_run(&self, run: &Resolved) -> RunResult {
+        self.get_or_run_unless(run, false)
+            .map(|r| r.expect("a waiting claim is always taken"))
+    }
+
+    /// [`Store::get_or_run`], but `None` at once when another process has claimed the run and `skip_claimed` is on.
+    fn get_or_run_unless(
+        &self,
+        run: &Resolved,
+        skip_claimed: bool,
+    ) -> Result<Option<(Digest, Source)>, String> {
         if let Some((d, _)) = self.finished(&run.key)? {
-            return Ok((d, Source::Reused));
+            return Ok(Some((d, Source::Reused)));
         }
+        let Some(claim) = self.claim(&run.key, !skip_claimed)? else {
+            return Ok(None);
+        };
+        // The claim's last holder may have finished the run while this process waited for it.
+        if let Some((d, _)) = self.finished(&run.key)? {
+            return Ok(Some((d, Source::Reused)));
+        }
+        let ran = self.simulate(run)?;
+        // Finished runs are never simulated again, so the claim's file can go: a process still waiting on it
+        // finds the run done.
+        let _ = std::fs::remove_file(&claim.path);
+        Ok(Some((ran, Source::Ran)))
+    }
+
+    /// Claims run `key` for this process: waits for another claimant with `wait`, else `None` when there is one.
+    fn claim(&self, key: &str, wait: bool) -> Result<Option<Claim>, String> {
+        let path = self.root.join(format!(".{key}.claim"));
+        let shown = path.display();
+        std::fs::create_dir_all(&self.root)
+            .map_err(|e| format!("creating {}: {e}", self.root.display()))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| format!("opening {shown}: {e}"))?;
+        if wait {
+            file.lock().map_err(|e| format!("locking {shown}: {e}"))?;
+        } else {
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(format!("locking {shown}: {e}"));
+                }
+            }
+        }
+        Ok(Some(Claim { _file: file, path }))
+    }
+
+    /// Simulates `run` into its directory (claimed by this process).
+    fn simulate(&self, run: &Resolved) -> Result<Digest, String> {
         let target = self.dir(&run.key);
         if target.exists() {
             // Unfinished: what a run of an older bfcsim left, which wrote into the directory itself.
@@ -251,11 +305,12 @@ impl Store {
         };
         write_json(&dir.join(DONE), &done).map_err(|e| io("writing", e))?;
         staged.commit()?;
-        Ok((digest, Source::Ran))
+        Ok(digest)
     }
 
     /// Gets or runs every run of `runs`, `jobs` at a time, calling `each` with its index and result as each
-    /// ends. Results come back in the order of `runs`; one run's failure does not stop the others.
+    /// ends. Results come back in the order of `runs`; one run's failure does not stop the others. Runs another
+    /// process has claimed are left to the end, then waited for.
     pub fn run_all(
         &self,
         runs: &[Resolved],
@@ -268,17 +323,28 @@ impl Store {
             .map_err(|e| format!("starting {jobs} workers: {e}"))?;
         let bar = progress_bar(runs.len(), "runs, ETA {eta}");
         let done = AtomicUsize::new(0);
-        let results = pool.install(|| {
+        let ended = |i: usize, result: RunResult| {
+            if let Some(bar) = &bar {
+                bar.set_position(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
+            }
+            each(i, &result);
+            result
+        };
+        let first: Vec<Option<RunResult>> = pool.install(|| {
             runs.par_iter()
                 .enumerate()
-                .map(|(i, run)| {
-                    let result = self.get_or_run(run);
-                    if let Some(bar) = &bar {
-                        bar.set_position(done.fetch_add(1, Ordering::Relaxed) as u64 + 1);
-                    }
-                    each(i, &result);
-                    result
+                .map(|(i, run)| match self.get_or_run_unless(run, true) {
+                    Ok(None) => None,
+                    Ok(Some(got)) => Some(ended(i, Ok(got))),
+                    Err(e) => Some(ended(i, Err(e))),
                 })
+                .collect()
+        });
+        let results = pool.install(|| {
+            first
+                .into_par_iter()
+                .enumerate()
+                .map(|(i, got)| got.unwrap_or_else(|| ended(i, self.get_or_run(&runs[i]))))
                 .collect()
         });
         if let Some(bar) = bar {
@@ -286,6 +352,12 @@ impl Store {
         }
         Ok(results)
     }
+}
+
+/// A run claimed by this process, until dropped.
+struct Claim {
+    _file: std::fs::File,
+    path: PathBuf,
 }
 
 /// A progress bar of `len` things on a terminal, `None` otherwise (so logs and pipes stay clean); `what` ends the

@@ -32,10 +32,12 @@ fn the_matrix_writes_a_row_per_run() {
         run.stdout,
         run.stderr
     );
-    assert!(
-        !dir.join("bench.csv.tmp").exists(),
-        "the temporary file was left behind"
-    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left behind: {left:?}");
     let rows = csv_rows(&dir.join("bench.csv"), CSV_HEADER);
     let num = |r: &HashMap<String, String>, column: &str| -> f64 {
         r[column]

@@ -148,6 +148,47 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
     );
 }
 
+/// Two `reproduce` processes on one `--out` split the figure's runs (each simulated once) and both write the
+/// whole report.
+#[test]
+fn two_processes_split_a_figure() {
+    let dir = TempDir::new("reproduce-shared");
+    let out = dir.join("out");
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_bfcsim"))
+            .current_dir(workspace_root())
+            .args([
+                "reproduce",
+                "bfc-fig16a",
+                "--quick",
+                "--jobs",
+                "1",
+                "--out",
+                s(&out),
+            ])
+            .output()
+    };
+    let (a, b) = std::thread::scope(|scope| {
+        let a = scope.spawn(spawn);
+        let b = scope.spawn(spawn);
+        (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+    });
+    let mut simulated = 0;
+    for done in [a, b] {
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "{stderr}");
+        // `bfc-fig16a: 3 runs (S simulated, R reused) in T s`
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(" simulated, "))
+            .expect("a count");
+        let count = line.split('(').nth(1).unwrap().split(' ').next().unwrap();
+        simulated += count.parse::<usize>().unwrap();
+    }
+    assert_eq!(simulated, 3, "each of the three runs simulated once");
+    assert!(out.join("bfc-fig16a-quick/report.md").exists());
+}
+
 /// A committed report whose figure definition (or experiment files) changed since it was made no longer shows
 /// what the definition produces: rerun the figure, or put the definition back.
 #[test]

@@ -1,5 +1,5 @@
 //! Issue 11: a sweep killed half-way leaves only complete results marked complete, and starting it again
-//! finishes it without simulating the runs that had finished.
+//! finishes it without simulating the runs that had finished. Issue 48: processes sharing a store split its runs.
 
 mod common;
 
@@ -31,24 +31,29 @@ fn on_disk(runs: &Path) -> BTreeMap<PathBuf, Option<SystemTime>> {
         .collect()
 }
 
+/// `bfcsim run` of the sweep over [`LOADS`], one run at a time, writing `outputs` under `out`.
+fn sweep<'a>(experiment: &'a Path, out: &'a Path, outputs: &'a str) -> [&'a str; 10] {
+    [
+        "run",
+        s(experiment),
+        "--sweep",
+        LOADS,
+        "--jobs",
+        "1",
+        "--outputs",
+        outputs,
+        "--out",
+        s(out),
+    ]
+}
+
 #[test]
 fn a_killed_sweep_resumes_without_recomputing_finished_runs() {
     let dir = TempDir::new("resume");
     let experiment = dir.write("resume.toml", EXPERIMENT);
     let out = dir.join("out");
     let runs = out.join("runs");
-    let args = [
-        "run",
-        s(&experiment),
-        "--sweep",
-        LOADS,
-        "--jobs",
-        "1",
-        "--outputs",
-        "fct.csv,summary.json",
-        "--out",
-        s(&out),
-    ];
+    let args = sweep(&experiment, &out, "fct.csv,summary.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_bfcsim"))
         .args(args)
         .stdout(Stdio::null())
@@ -100,7 +105,7 @@ fn a_killed_sweep_resumes_without_recomputing_finished_runs() {
     let again = bfcsim(&args);
     assert!(again.success(), "{}", again.stderr);
     let reused = format!(
-        "{} of 6 runs had finished before and were reused",
+        "{} of 6 runs were reused (finished before, or by another process sharing the store)",
         finished.len()
     );
     assert!(again.stderr.contains(&reused), "{}", again.stderr);
@@ -114,4 +119,46 @@ fn a_killed_sweep_resumes_without_recomputing_finished_runs() {
     }
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 7, "{csv}");
+}
+
+/// Two sweeps started together on one store split its runs: each run is simulated once, by one of them, and the
+/// other reads it; both print every point.
+#[test]
+fn two_processes_sharing_a_store_simulate_each_run_once() {
+    let dir = TempDir::new("shared-store");
+    let experiment = dir.write("resume.toml", EXPERIMENT);
+    let out = dir.join("out");
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_bfcsim"))
+            .args(sweep(&experiment, &out, "summary.json"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the bfcsim binary")
+    };
+    let (a, b) = (spawn(), spawn());
+    let mut simulated = 0;
+    for child in [a, b] {
+        let done = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "{stderr}");
+        let stdout = String::from_utf8_lossy(&done.stdout);
+        assert_eq!(
+            stdout.lines().count(),
+            1 + 6,
+            "a header and six points:\n{stdout}"
+        );
+        let reused = stderr
+            .lines()
+            .find_map(|l| l.strip_suffix(" of 6 runs were reused (finished before, or by another process sharing the store)"))
+            .map_or(0, |n| n.parse::<usize>().unwrap());
+        simulated += 6 - reused;
+    }
+    assert_eq!(
+        simulated, 6,
+        "every run simulated exactly once between the two"
+    );
+    let runs = on_disk(&out.join("runs"));
+    assert_eq!(runs.len(), 6);
+    assert!(runs.values().all(Option::is_some), "{runs:?}");
 }
