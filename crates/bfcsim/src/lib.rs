@@ -6,6 +6,7 @@
 
 pub mod arbitrary_run;
 pub mod bench;
+pub mod bundle;
 pub mod digest;
 pub mod experiment;
 pub mod figure;

@@ -32,7 +32,9 @@ struct Cli {
 enum Command {
     /// Run an experiment file.
     Run {
-        /// The experiment (TOML).
+        /// The experiment (TOML). `experiments/...` files of the repository are bundled: without the file here,
+        /// the bundled one runs.
+        #[arg(value_parser = bundled)]
         experiment: PathBuf,
         /// Override a field: `--set switch.buffer=6MB`, `--set workload.load=0.5`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -153,7 +155,7 @@ enum Command {
     /// `OUT/NAME/report.md` with the paper's claims checked, tables and charts (PNG, SVG, CSV).
     Reproduce {
         /// The figure (`--list` shows them), or `all`.
-        #[arg(required_unless_present_any = ["list", "status", "task"])]
+        #[arg(required_unless_present_any = ["list", "status", "task", "export"])]
         name: Option<String>,
         /// List the figures.
         #[arg(long)]
@@ -174,9 +176,12 @@ enum Command {
         /// Root of reports (`OUT/NAME`) and runs (`OUT/runs`, shared between figures).
         #[arg(long, default_value = "out/reproduce")]
         out: PathBuf,
-        /// Where the figure definitions are.
+        /// Where the figure definitions are (without them here, the bundled ones).
         #[arg(long, default_value = "experiments/figures")]
         figures: PathBuf,
+        /// Write the bundled experiments and figure definitions into DIR/experiments, to edit them.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["name", "list", "status"])]
+        export: Option<PathBuf>,
         /// Do not run: write DIR/manifest.json and DIR/job.sh, a Slurm job array of the unfinished runs.
         #[arg(long, value_name = "DIR", conflicts_with = "collect")]
         slurm: Option<PathBuf>,
@@ -369,6 +374,7 @@ fn real_main() -> Result<ExitCode, String> {
             list,
             status,
             reports,
+            export,
             quick,
             jobs,
             out,
@@ -388,6 +394,16 @@ fn real_main() -> Result<ExitCode, String> {
                 eprintln!("run {key} {how}");
                 return Ok(ExitCode::SUCCESS);
             }
+            if let Some(dir) = export {
+                let n = bfcsim::bundle::export(&dir)?;
+                println!(
+                    "wrote {n} files into {}; run figures from there with `--figures {}`",
+                    dir.join("experiments").display(),
+                    dir.join("experiments/figures").display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let figures = bfcsim::bundle::resolve(&figures)?;
             let all = bfcsim::figure::read_all(&figures)?;
             if list {
                 list_figures(&all);
@@ -458,6 +474,11 @@ fn list_figures(all: &[bfcsim::figure::Figure]) {
             count(true)
         );
     }
+}
+
+/// A path from the command line, or the bundled copy of an `experiments/...` file that is not here.
+fn bundled(arg: &str) -> Result<PathBuf, String> {
+    bfcsim::bundle::resolve(Path::new(arg))
 }
 
 /// `reproduce --status`: one line per figure with its committed report's state.
