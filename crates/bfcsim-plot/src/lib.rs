@@ -395,14 +395,21 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     }
 }
 
-/// The frame every chart shares: title, margins and room for the tick labels.
+/// The frame every chart shares: title, margins and room for the tick labels. A title too long for the area is set
+/// smaller (down to 12 px) rather than cut at both ends.
 fn frame<'a, 'b, DB: DrawingBackend>(
     root: &'a DrawingArea<DB, Shift>,
     title: &str,
 ) -> ChartBuilder<'a, 'b, DB> {
+    const MARGIN: u32 = 14;
+    let room = f64::from(root.dim_in_pixel().0.saturating_sub(2 * MARGIN));
+    let size = match root.estimate_text_size(title, &(FAMILY, 22).into_font().color(&BLACK)) {
+        Ok((wide, _)) if f64::from(wide) > room => (22.0 * room / f64::from(wide)).max(12.0),
+        _ => 22.0,
+    };
     let mut b = ChartBuilder::on(root);
-    b.caption(title, (FAMILY, 22))
-        .margin(14)
+    b.caption(title, (FAMILY, size))
+        .margin(MARGIN)
         .x_label_area_size(48)
         .y_label_area_size(72);
     b
