@@ -5,6 +5,7 @@
 //! and [`report`] turns into `report.md` and charts.
 
 pub mod arbitrary_run;
+pub mod atlas;
 pub mod bench;
 pub mod bundle;
 pub mod digest;

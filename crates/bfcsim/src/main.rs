@@ -167,6 +167,9 @@ enum Command {
         /// Where the committed reports are, for `--status`.
         #[arg(long, value_name = "DIR", default_value = "docs/reproduced")]
         reports: PathBuf,
+        /// With `--status`: also write the index of the reports, `REPORTS/README.md`.
+        #[arg(long, requires = "status")]
+        write_index: bool,
         /// A smaller run of each figure for checking (seconds to a minute), reported in `OUT/NAME-quick`.
         #[arg(long)]
         quick: bool,
@@ -374,6 +377,7 @@ fn real_main() -> Result<ExitCode, String> {
             list,
             status,
             reports,
+            write_index,
             export,
             quick,
             jobs,
@@ -410,7 +414,12 @@ fn real_main() -> Result<ExitCode, String> {
                 return Ok(ExitCode::SUCCESS);
             }
             if status {
-                return figure_status(&all, &reports).map(|()| ExitCode::SUCCESS);
+                print!("{}", bfcsim::atlas::status(&all, &reports)?);
+                if write_index {
+                    let path = bfcsim::atlas::write_index(&all, &reports)?;
+                    println!("wrote {}", path.display());
+                }
+                return Ok(ExitCode::SUCCESS);
             }
             let name = name.expect("clap requires a name without --list or --task");
             let chosen: Vec<&bfcsim::figure::Figure> = if name == "all" {
@@ -479,58 +488,6 @@ fn list_figures(all: &[bfcsim::figure::Figure]) {
 /// A path from the command line, or the bundled copy of an `experiments/...` file that is not here.
 fn bundled(arg: &str) -> Result<PathBuf, String> {
     bfcsim::bundle::resolve(Path::new(arg))
-}
-
-/// `reproduce --status`: one line per figure with its committed report's state.
-fn figure_status(all: &[bfcsim::figure::Figure], reports: &Path) -> Result<(), String> {
-    use bfcsim::provenance::{ReportState, behaviour, report_state};
-    let width = all.iter().map(|f| f.def.name.len()).max().unwrap_or(0);
-    println!(
-        "Reports in {}, against this build (behaviour fingerprint {}):",
-        reports.display(),
-        behaviour()
-    );
-    let (mut current, mut shown) = (0, 0);
-    for f in all {
-        let state = report_state(f, reports)?;
-        let line = match &state {
-            ReportState::Missing => "no report".to_string(),
-            ReportState::Unrecorded { scale } => format!(
-                "{scale} scale, made before reports recorded what made them: run it again to know"
-            ),
-            ReportState::Recorded {
-                provenance: p,
-                stale,
-            } => {
-                shown += 1;
-                current += usize::from(stale.is_empty());
-                let commits: Vec<&str> = p.run_commits.keys().map(String::as_str).collect();
-                format!(
-                    "{} scale, {} runs, seeds {:?}; {} agree, {} disagree, {} not measured; runs by {}, {:.2} \
-                     core-hours; {}",
-                    p.scale,
-                    p.runs,
-                    p.seeds,
-                    p.agree,
-                    p.disagree,
-                    p.not_measured,
-                    commits.join(" "),
-                    p.core_seconds / 3600.0,
-                    if stale.is_empty() {
-                        "current".to_string()
-                    } else {
-                        format!("NOT CURRENT: {}", stale.join("; "))
-                    }
-                )
-            }
-        };
-        println!("{:<width$}  {line}", f.def.name);
-    }
-    println!(
-        "{current} of {} figures have a report current for this build ({shown} with a recorded provenance).",
-        all.len()
-    );
-    Ok(())
 }
 
 /// Runs `compare` on a finished run's `fct.txt` when the user asked for it; the run's own failure comes first.

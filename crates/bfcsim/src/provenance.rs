@@ -84,6 +84,9 @@ pub struct ReportProvenance {
     pub disagree: usize,
     /// The claims not measured at this scale.
     pub not_measured: usize,
+    /// The report's first chart (PNG), if it has one.
+    #[serde(default)]
+    pub main_chart: Option<String>,
 }
 
 /// The file beside `report.md`.

@@ -318,6 +318,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
     if !charts.is_empty() {
         let _ = writeln!(md, "## Charts\n");
     }
+    provenance.main_chart = charts.first().map(|(file, _)| format!("{file}.png"));
     for (file, chart) in &charts {
         let r = render(chart)?;
         let put = |ext: &str, bytes: &[u8]| {
@@ -365,15 +366,7 @@ fn provenance_of(results: &Results) -> ReportProvenance {
         agree: 0,
         disagree: 0,
         not_measured: 0,
-    }
-}
-
-/// `seconds` of cores in words: core-minutes below an hour, else core-hours.
-fn core_time(seconds: f64) -> String {
-    if seconds < 3600.0 {
-        format!("{:.1} core-minutes", seconds / 60.0)
-    } else {
-        format!("{:.2} core-hours", seconds / 3600.0)
+        main_chart: None,
     }
 }
 
@@ -394,7 +387,7 @@ fn provenance_words(p: &ReportProvenance, md: &mut String) {
         p.definition,
         p.runs,
         commits.join(", "),
-        core_time(p.core_seconds),
+        crate::atlas::core_time(p.core_seconds),
     );
 }
 

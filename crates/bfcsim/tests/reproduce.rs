@@ -80,7 +80,13 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
         provenance.agree + provenance.disagree + provenance.not_measured,
         claims
     );
-    let status = bfcsim(&["reproduce", "--status", "--reports", s(&out)]);
+    let status = bfcsim(&[
+        "reproduce",
+        "--status",
+        "--write-index",
+        "--reports",
+        s(&out),
+    ]);
     assert!(status.success(), "{}", status.stderr);
     assert!(
         status.stdout.lines().any(|l| l.starts_with(FIGURE)
@@ -88,6 +94,18 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
             && l.ends_with("current")),
         "{}",
         status.stdout
+    );
+    let index = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        index
+            .lines()
+            .any(|l| l.starts_with(&format!("| {FIGURE} |"))
+                && l.contains(&format!(
+                    "| quick (8 runs, seeds [1]) | {} |",
+                    provenance.agree
+                ))
+                && l.contains(&format!("[chart]({FIGURE}-quick/slowdown-p99.png)"))),
+        "{index}"
     );
     let csv = std::fs::read_to_string(fig.join("slowdown-p99.csv")).unwrap();
     assert!(csv.starts_with("series,"), "{csv}");
