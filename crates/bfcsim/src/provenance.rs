@@ -92,10 +92,10 @@ pub struct ReportProvenance {
 /// The file beside `report.md`.
 pub const REPORT_PROVENANCE: &str = "provenance.json";
 
-/// 12 hex digits of the SHA-256 of what defines `figure` at this scale: its definition file, the palette beside
-/// it, and every experiment file its runs start from with the topology, flow and CDF files they read, as bytes.
-/// Editing any of them changes it; a change of the engine or of a preset does not (the behaviour fingerprint
-/// tracks those).
+/// 12 hex digits of the SHA-256 of what defines `figure` at this scale: its definition file and every experiment
+/// file its runs start from with the topology, flow and CDF files they read, as bytes. Editing any of them
+/// changes it; a change of the engine or of a preset does not (the behaviour fingerprint tracks those), nor one of
+/// the palette (colours only: `--collect` redraws a report's charts from its stored runs).
 pub fn definition_digest(
     figure: &crate::figure::Figure,
     runs: &[crate::figure::PlannedRun],
@@ -104,9 +104,6 @@ pub fn definition_digest(
         |p: &std::path::Path| std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
     let mut h = Sha256::new();
     h.update(read(&figure.path)?);
-    let dir = figure.path.parent().unwrap_or(std::path::Path::new("."));
-    h.update([0]);
-    h.update(read(&dir.join(crate::figure::PALETTE))?);
     let mut files = std::collections::BTreeSet::new();
     for r in runs {
         files.insert(r.run.spec.experiment.clone());
