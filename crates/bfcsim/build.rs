@@ -7,37 +7,65 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
+/// `git -C root ARGS` without taking optional locks (a plain `git status` rewrites the index, which is watched).
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("--no-optional-locks")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+fn watch(path: &Path) {
+    if path.exists() {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+}
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    // A commit moves HEAD or a branch ref; staging moves the index; any edit of the sources may make the tree
-    // dirty (Cargo scans a directory given here for any change).
-    for watched in [
-        ".git/HEAD",
-        ".git/index",
-        ".git/refs",
-        "crates",
-        "experiments",
-    ] {
-        let path = root.join(watched);
-        if path.exists() {
-            println!("cargo:rerun-if-changed={}", path.display());
+    let root = root.canonicalize().unwrap_or(root);
+    // A commit moves HEAD or a branch ref (loose or packed); staging moves the index; an edit of the sources may
+    // make the tree dirty (Cargo scans a directory given here for any change). The git paths are asked of git,
+    // so that worktrees (whose `.git` is a file) are followed.
+    let is_ours = git(&root, &["rev-parse", "--show-toplevel"])
+        .is_some_and(|top| Path::new(&top).canonicalize().ok().as_deref() == Some(root.as_path()));
+    let commit = if is_ours {
+        for (what, name) in [
+            ("--git-dir", "HEAD"),
+            ("--git-dir", "index"),
+            ("--git-common-dir", "refs"),
+            ("--git-common-dir", "packed-refs"),
+        ] {
+            if let Some(dir) = git(&root, &["rev-parse", what]) {
+                watch(&root.join(dir).join(name));
+            }
+        }
+        match git(&root, &["rev-parse", "--short=12", "HEAD"]) {
+            Some(c) if !c.is_empty() => {
+                let dirty = git(&root, &["status", "--porcelain", "--untracked-files=no"])
+                    .is_some_and(|s| !s.is_empty());
+                if dirty { format!("{c}-dirty") } else { c }
+            }
+            _ => "unknown".to_string(),
+        }
+    } else {
+        // A source archive, or a copy inside some other repository: not ours to name.
+        "unknown".to_string()
+    };
+    for file in ["Cargo.toml", "Cargo.lock", "experiments"] {
+        watch(&root.join(file));
+    }
+    if let Ok(crates) = std::fs::read_dir(root.join("crates")) {
+        for c in crates.flatten() {
+            watch(&c.path().join("src"));
         }
     }
-    let commit = match git(&["rev-parse", "--short=12", "HEAD"]) {
-        Some(c) if !c.is_empty() => {
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|s| !s.is_empty());
-            if dirty { format!("{c}-dirty") } else { c }
-        }
-        _ => "unknown".to_string(),
-    };
     println!("cargo:rustc-env=BFCSIM_COMMIT={commit}");
     bundle(&root.join("experiments"));
 }
@@ -48,6 +76,10 @@ fn walk(dir: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
         return;
     };
     for e in entries.flatten() {
+        // Hidden files (editor swap files, `.DS_Store`) are not experiments.
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
         let rel = rel.join(e.file_name());
         if e.path().is_dir() {
             walk(dir, &rel, out);

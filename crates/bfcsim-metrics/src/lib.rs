@@ -45,8 +45,7 @@ pub use occupancy::{
     BufferOccupancy, OccupancyHistogram, OccupancyReport, OccupancyStats, SwitchOccupancy,
 };
 pub use output::{
-    render_table, temporary_path, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc,
-    write_summary_json,
+    render_table, write_atomic, write_fct_csv, write_hpcc_fct, write_hpcc_pfc, write_summary_json,
 };
 pub use record::FlowRecord;
 pub use summary::{BucketRow, SlowdownStats, Summary, SummaryConfig};

@@ -19,15 +19,28 @@ use crate::buckets::short_bytes;
 use crate::record::FlowRecord;
 use crate::summary::{BucketRow, Summary};
 
-/// Where [`write_atomic`] writes `path` before renaming it: `path.<pid>.tmp`, so that processes writing the same
-/// file at once (two that share a run store and both write a figure's report) each write their own.
-pub fn temporary_path(path: &Path) -> io::Result<PathBuf> {
+/// Where [`write_atomic`] writes `path` before renaming it: `path.<pid>-<n>.tmp`, a name of this process's and
+/// this call's own, so that writers of one file at once (two processes sharing a run store that both write a
+/// figure's report, or two threads) never write into each other's temporary file.
+fn temporary_path(path: &Path) -> io::Result<PathBuf> {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut name = path
         .file_name()
         .ok_or_else(|| io::Error::other("output path has no file name"))?
         .to_owned();
-    name.push(format!(".{}.tmp", std::process::id()));
+    name.push(format!(".{}-{n}.tmp", std::process::id()));
     Ok(path.with_file_name(name))
+}
+
+/// The temporary files of [`write_atomic`] left in `dir` (none, unless a writer was killed).
+#[cfg(test)]
+fn leftovers(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
 }
 
 /// Writes `path` through `write`: into [`temporary_path`] in the same directory, flushed and fsynced, then renamed
@@ -517,7 +530,7 @@ mod tests {
              1,300,5,38884,2000000000.000,,,15740.000,,true,3,group 4\n\
              2,0,1,38884,2000000000.000,2000031480.500,31480.500,15740.000,2.000032,false,3,mice\n"
         );
-        assert!(!temporary_path(&path).unwrap().exists());
+        assert!(leftovers(&dir).is_empty());
         fs::remove_dir_all(dir).unwrap();
     }
 
@@ -528,7 +541,7 @@ mod tests {
         write_hpcc_pfc(&path, &["2000001234 130 1 3 1", "2000005678 130 1 3 0"]).unwrap();
         let text = fs::read_to_string(&path).unwrap();
         assert_eq!(text, "2000001234 130 1 3 1\n2000005678 130 1 3 0\n");
-        assert!(!temporary_path(&path).unwrap().exists());
+        assert!(leftovers(&dir).is_empty());
         fs::remove_dir_all(dir).unwrap();
     }
 
@@ -562,7 +575,7 @@ mod tests {
         });
         assert!(err.is_err());
         assert_eq!(fs::read_to_string(&path).unwrap(), "complete\n");
-        assert!(!temporary_path(&path).unwrap().exists());
+        assert!(leftovers(&dir).is_empty());
         fs::remove_dir_all(dir).unwrap();
     }
 

@@ -33,8 +33,21 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
     Ok(extracted()?.join(path))
 }
 
-/// Writes every bundled file under `dir` (as `dir/experiments/...`); returns how many.
+/// Writes every bundled file under `dir` (as `dir/experiments/...`), which must not hold `experiments/` yet (a
+/// checkout's own files are not overwritten); returns how many.
 pub fn export(dir: &Path) -> Result<usize, String> {
+    let target = dir.join("experiments");
+    if target.exists() {
+        return Err(format!(
+            "{} exists: export into a directory without one (files there would be overwritten)",
+            target.display()
+        ));
+    }
+    write_all(dir)
+}
+
+/// Writes every bundled file under `dir`.
+fn write_all(dir: &Path) -> Result<usize, String> {
     for (name, bytes) in FILES {
         let path = dir.join(name);
         if let Some(parent) = path.parent() {
@@ -58,16 +71,23 @@ fn extracted() -> Result<PathBuf, String> {
             all.extend_from_slice(bytes);
         }
         let base = cache_root().join(format!("bundle-{}", short_hash(&all)));
-        if base.join("experiments").is_dir() {
+        // Complete when every file is there (a cache cleaner may have removed some since).
+        let complete = || FILES.iter().all(|(name, _)| base.join(name).is_file());
+        if complete() {
             return Ok(base);
         }
         // Written beside its place and renamed into it, so a half-extracted bundle is never used; a process that
         // loses the race to rename uses the winner's copy.
         let partial = base.with_extension(format!("partial-{}", std::process::id()));
-        export(&partial)?;
-        if std::fs::rename(&partial, &base).is_err() && base.join("experiments").is_dir() {
+        let _ = std::fs::remove_dir_all(&partial);
+        write_all(&partial)?;
+        if base.exists() && !complete() {
+            let _ = std::fs::remove_dir_all(&base);
+        }
+        if std::fs::rename(&partial, &base).is_err() {
             let _ = std::fs::remove_dir_all(&partial);
-        } else if !base.join("experiments").is_dir() {
+        }
+        if !complete() {
             return Err(format!(
                 "extracting the bundled experiments into {}",
                 base.display()

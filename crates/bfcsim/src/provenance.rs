@@ -2,9 +2,10 @@
 //!
 //! The behaviour fingerprint is a hash of `tests/fingerprints.txt`, the per-scheme digests of the fingerprint
 //! scenarios that the fingerprint test checks on every build. A change of any scheme's behaviour re-records that
-//! file (its own commit, by the project's rules), so two builds with the same fingerprint simulate every named
-//! scheme alike: a run stored by one is valid for the other, and a report is current for main when its runs have
-//! main's fingerprint, whichever commits made them.
+//! file (its own commit, by the project's rules), so two builds with the same fingerprint simulate the
+//! fingerprint scenarios alike: within one release a run stored by one is reused by the other (the store's key
+//! holds the version and the fingerprint), and a report is current for main when its runs have main's
+//! fingerprint, whichever commits made them.
 
 use std::sync::LazyLock;
 

@@ -1,8 +1,9 @@
 //! A reproduced figure's report: `report.md` (the setup, one line per claim of the paper with its numbers and
 //! ours, summary and per-bucket tables) and the charts its definition asks for, each as PNG, SVG and CSV.
-//! Built from the runs' digests and completion markers only, so collecting finished runs again gives the same
-//! bytes. It says what made it ([`crate::provenance`]): in its header, and in `provenance.json` for
-//! `bfcsim reproduce --status`.
+//! Built from the runs' digests and completion markers only, so the same build collecting the same finished runs
+//! again gives the same bytes. It says what made it ([`crate::provenance`]: the build writing it, which another
+//! build collecting the runs changes, and the builds that simulated the runs): in its header, and in
+//! `provenance.json` for `bfcsim reproduce --status`.
 
 use std::fmt::Write as _;
 use std::path::Path;

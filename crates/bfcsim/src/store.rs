@@ -14,13 +14,16 @@
 //!   lock on `ROOT/.<key>.claim`, which the operating system releases when the process exits or is killed), a
 //!   process that finds a run claimed goes on with its other runs and waits for that one at the end, then reads
 //!   it; so two terminals, or sweeps, figures and cluster tasks that need the same configuration, simulate each
-//!   run once. A claimant killed half-way leaves only its partial directory, which the next claimant clears.
+//!   run once. A claimant killed half-way leaves its partial directory, which the next claimant clears, and its
+//!   claim file, which the next claimant takes (a finished run's claim file is removed).
 //!
 //! The name of the experiment, `run.threads`, `[output]` and `[limits]` are left out of the key: none changes a
 //! result (a reused run has the files its first run wrote). The key
 //! changes with the version (`CARGO_PKG_VERSION`) and with the behaviour fingerprint, so results of another
-//! release, or of an engine that simulates any scheme differently, are not reused; builds that differ in nothing
-//! a run can see share their runs. Delete a run's directory to force it again. `done.json` records what made the
+//! release, or of an engine that simulates a fingerprint scenario differently, are not reused; builds of one
+//! release that simulate those alike share their runs (a change the fingerprint scenarios do not see, such as
+//! a topology builder they do not use, keeps the keys: delete the runs then). Delete a run's directory to force it
+//! again. `done.json` records what made the
 //! run ([`Made`]: commit, fingerprint, wall time), which a figure's report lists.
 //!
 //! Every path that runs something (`bfcsim run --sweep`, `bfcsim reproduce`, and one Slurm array task) goes
@@ -99,7 +102,8 @@ impl RunSpec {
 
 impl Resolved {
     /// The SHA-256 (hex) of the configuration as JSON (name, threads, output files and limits neutralised: none
-    /// changes a result) and of the contents of every file it reads (topology, flows, CDF).
+    /// changes a result) and of the contents of every file it reads (topology, flows, CDF) or built-in CDF it
+    /// names.
     pub fn inputs(config: &ExperimentConfig, base: &Path) -> Result<String, String> {
         let mut neutral = config.clone();
         neutral.name = String::new();
@@ -115,6 +119,15 @@ impl Resolved {
                 std::fs::read(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
             h.update([0]);
             h.update(&bytes);
+        }
+        if let Some(b) = config
+            .workload
+            .as_ref()
+            .and_then(|w| w.cdf.as_deref())
+            .and_then(bfcsim_workload::builtin)
+        {
+            h.update([0]);
+            h.update(b.text.as_bytes());
         }
         Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
     }
@@ -243,6 +256,7 @@ impl Store {
         };
         // The claim's last holder may have finished the run while this process waited for it.
         if let Some((d, _)) = self.finished(&run.key)? {
+            let _ = std::fs::remove_file(&claim.path);
             return Ok(Some((d, Source::Reused)));
         }
         let ran = self.simulate(run)?;
@@ -252,30 +266,59 @@ impl Store {
         Ok(Some((ran, Source::Ran)))
     }
 
-    /// Claims run `key` for this process: waits for another claimant with `wait`, else `None` when there is one.
+    /// Claims run `key` for this process: waits for another claimant with `wait` (saying so on stderr), else
+    /// `None` when there is one. On a file system without locks, warns once and goes on unclaimed.
     fn claim(&self, key: &str, wait: bool) -> Result<Option<Claim>, String> {
         let path = self.root.join(format!(".{key}.claim"));
         let shown = path.display();
         std::fs::create_dir_all(&self.root)
             .map_err(|e| format!("creating {}: {e}", self.root.display()))?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("opening {shown}: {e}"))?;
-        if wait {
-            file.lock().map_err(|e| format!("locking {shown}: {e}"))?;
-        } else {
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(format!("locking {shown}: {e}"));
+        loop {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| format!("opening {shown}: {e}"))?;
+            let locked = match file.try_lock() {
+                Ok(()) => Ok(()),
+                Err(std::fs::TryLockError::WouldBlock) if !wait => return Ok(None),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = std::io::Read::read_to_string(&mut file, &mut holder);
+                    eprintln!(
+                        "waiting for run {key}, which another process ({}) is simulating",
+                        holder.trim()
+                    );
+                    file.lock()
                 }
+                Err(std::fs::TryLockError::Error(e)) => Err(e),
+            };
+            if let Err(e) = locked {
+                static WARNED: std::sync::Once = std::sync::Once::new();
+                WARNED.call_once(|| {
+                    eprintln!(
+                        "warning: cannot lock {shown} ({e}): runs are not claimed, so processes sharing {} may \
+                         simulate a run twice",
+                        self.root.display()
+                    )
+                });
+                return Ok(Some(Claim { _file: file, path }));
             }
+            // The last holder removes the file once the run is done: a lock taken on the removed file's inode
+            // claims nothing, so open the path again.
+            if !same_file(&file, &path) {
+                continue;
+            }
+            // Who holds it, for a process that waits.
+            let _ = file.set_len(0);
+            let _ = std::io::Write::write_all(
+                &mut file,
+                format!("pid {}", std::process::id()).as_bytes(),
+            );
+            return Ok(Some(Claim { _file: file, path }));
         }
-        Ok(Some(Claim { _file: file, path }))
     }
 
     /// Simulates `run` into its directory (claimed by this process).
@@ -351,6 +394,23 @@ impl Store {
             bar.finish_and_clear();
         }
         Ok(results)
+    }
+}
+
+/// Whether `file` is still the file at `path` (always, where the platform cannot tell).
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
     }
 }
 

@@ -67,6 +67,9 @@ fn exported_definitions_are_used_once_edited() {
     std::fs::create_dir_all(&cwd).unwrap();
     let (ok, _, stderr) = bfcsim_at(&dir, &cwd, &["reproduce", "--export", "."]);
     assert!(ok, "{stderr}");
+    // A second export would overwrite what the first wrote (and perhaps edited): refused.
+    let (again, _, stderr) = bfcsim_at(&dir, &cwd, &["reproduce", "--export", "."]);
+    assert!(!again && stderr.contains("exists"), "{stderr}");
     let table1 = cwd.join("experiments/figures/bfc-table1.toml");
     let text = std::fs::read_to_string(&table1).unwrap();
     // A local edit (the figure's title) overrides the bundle's copy.

@@ -166,26 +166,28 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
     );
 }
 
+/// `bfcsim reproduce bfc-fig16a --quick --jobs 1 --out OUT` from the workspace root, to spawn.
+fn fig16a_quick(out: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_bfcsim"));
+    c.current_dir(workspace_root()).args([
+        "reproduce",
+        "bfc-fig16a",
+        "--quick",
+        "--jobs",
+        "1",
+        "--out",
+        s(out),
+    ]);
+    c
+}
+
 /// Two `reproduce` processes on one `--out` split the figure's runs (each simulated once) and both write the
 /// whole report.
 #[test]
 fn two_processes_split_a_figure() {
     let dir = TempDir::new("reproduce-shared");
     let out = dir.join("out");
-    let spawn = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_bfcsim"))
-            .current_dir(workspace_root())
-            .args([
-                "reproduce",
-                "bfc-fig16a",
-                "--quick",
-                "--jobs",
-                "1",
-                "--out",
-                s(&out),
-            ])
-            .output()
-    };
+    let spawn = || fig16a_quick(&out).output();
     let (a, b) = std::thread::scope(|scope| {
         let a = scope.spawn(spawn);
         let b = scope.spawn(spawn);
@@ -205,6 +207,84 @@ fn two_processes_split_a_figure() {
     }
     assert_eq!(simulated, 3, "each of the three runs simulated once");
     assert!(out.join("bfc-fig16a-quick/report.md").exists());
+}
+
+/// A run another process has claimed is left to the end and waited for: with the first run's claim held here,
+/// `reproduce` simulates the other two, says it waits, and simulates the first once the claim is let go.
+#[test]
+fn a_claimed_run_is_waited_for() {
+    use std::io::Read as _;
+    let dir = TempDir::new("reproduce-claimed");
+    let out = dir.join("out");
+    let manifest = bfcsim(&[
+        "reproduce",
+        "bfc-fig16a",
+        "--quick",
+        "--out",
+        s(&out),
+        "--slurm",
+        s(&dir.join("array")),
+    ]);
+    assert!(manifest.success(), "{}", manifest.stderr);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("array/manifest.json")).unwrap())
+            .unwrap();
+    let keys: Vec<&str> = (0..3)
+        .map(|i| m["runs"][i]["key"].as_str().unwrap())
+        .collect();
+    let runs = out.join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let claim = std::fs::File::create(runs.join(format!(".{}.claim", keys[0]))).unwrap();
+    claim.lock().unwrap();
+    let mut child = fig16a_quick(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its stderr, read as it comes: the claim is let go only once it says it waits.
+    let mut pipe = child.stderr.take().unwrap();
+    let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reader = {
+        let stderr = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                stderr
+                    .lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let waiting = format!("waiting for run {}", keys[0]);
+    let started = std::time::Instant::now();
+    while !stderr.lock().unwrap().contains(&waiting) {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "{}",
+            stderr.lock().unwrap()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        keys[1..]
+            .iter()
+            .all(|k| runs.join(k).join("done.json").exists())
+    );
+    assert!(
+        !runs.join(keys[0]).exists(),
+        "the claimed run was simulated"
+    );
+    drop(claim);
+    assert!(child.wait().unwrap().success());
+    reader.join().unwrap();
+    let stderr = stderr.lock().unwrap().clone();
+    assert!(
+        stderr.contains("3 runs (3 simulated, 0 reused)"),
+        "{stderr}"
+    );
 }
 
 /// A committed report whose figure definition (or experiment files) changed since it was made no longer shows
