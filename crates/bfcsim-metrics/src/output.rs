@@ -43,9 +43,9 @@ fn leftovers(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Writes `path` through `write`: into [`temporary_path`] in the same directory, flushed and fsynced, then renamed
-/// over `path`, so an interrupted run leaves either the old file or the complete new one, never a truncated one.
-/// The temporary file is removed if `write` fails.
+/// Writes `path` through `write`: into a temporary file of its own (`path.<pid>-<n>.tmp`) in the same directory,
+/// flushed and fsynced, then renamed over `path`, so an interrupted run leaves either the old file or the complete
+/// new one, never a truncated one. The temporary file is removed if `write` fails.
 pub fn write_atomic(
     path: impl AsRef<Path>,
     write: impl FnOnce(&mut (dyn Write + Send)) -> io::Result<()>,
