@@ -97,7 +97,7 @@ pub fn write_index(all: &[Figure], reports: &Path) -> Result<PathBuf, String> {
             ReportState::Unrecorded { scale } => {
                 format!(
                     "{scale}, before provenance | ? | ? | ? | [report]({}/report.md)",
-                    d.name
+                    scale.report_dir(&d.name)
                 )
             }
             ReportState::Recorded {
@@ -107,11 +107,7 @@ pub fn write_index(all: &[Figure], reports: &Path) -> Result<PathBuf, String> {
                 made += 1;
                 agree += p.agree;
                 disagree += p.disagree;
-                let dir = if p.scale == "quick" {
-                    format!("{}-quick", d.name)
-                } else {
-                    d.name.clone()
-                };
+                let dir = p.scale.report_dir(&d.name);
                 let chart = p
                     .main_chart
                     .as_ref()

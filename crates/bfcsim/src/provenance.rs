@@ -29,10 +29,12 @@ pub fn behaviour() -> &'static str {
 
 /// 12 hex digits of the SHA-256 of `bytes`.
 pub fn short_hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes)[..6])
+}
+
+/// `bytes` in lower-case hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What made a result.
@@ -57,14 +59,48 @@ impl Build {
     }
 }
 
+/// The scale a figure ran at: the paper's, or `--quick`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// Paper scale.
+    Paper,
+    /// `--quick`.
+    Quick,
+}
+
+impl Scale {
+    /// `--quick` or not.
+    pub fn of(quick: bool) -> Scale {
+        if quick { Scale::Quick } else { Scale::Paper }
+    }
+
+    /// The directory of figure `name`'s report at this scale: `NAME` or `NAME-quick`.
+    pub fn report_dir(self, name: &str) -> String {
+        match self {
+            Scale::Paper => name.to_string(),
+            Scale::Quick => format!("{name}-quick"),
+        }
+    }
+}
+
+impl std::fmt::Display for Scale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Scale::Paper => "paper",
+            Scale::Quick => "quick",
+        })
+    }
+}
+
 /// What a figure's report was made from and what it found (`provenance.json`, beside `report.md`): read back by
 /// `bfcsim reproduce --status` and by the test that keeps committed reports in step with their definitions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReportProvenance {
     /// The figure.
     pub figure: String,
-    /// `"paper"` or `"quick"`.
-    pub scale: String,
+    /// The scale it ran at.
+    pub scale: Scale,
     /// The digest of the figure's definition ([`definition_digest`]).
     pub definition: String,
     /// The build that wrote the report (its runs all have its behaviour fingerprint: a run's key holds it).
@@ -116,10 +152,7 @@ pub fn definition_digest(
         h.update([0]);
         h.update(read(&f)?);
     }
-    Ok(h.finalize()[..6]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
+    Ok(hex(&h.finalize()[..6]))
 }
 
 /// Where a figure's committed report stands against this build (`bfcsim reproduce --status`).
@@ -129,8 +162,8 @@ pub enum ReportState {
     Missing,
     /// A report made before reports recorded what made them.
     Unrecorded {
-        /// `"paper"` or `"quick"`.
-        scale: String,
+        /// Its scale.
+        scale: Scale,
     },
     /// A report with its provenance, and what is out of date about it (nothing: current).
     Recorded {
@@ -146,15 +179,12 @@ pub fn report_state(
     figure: &crate::figure::Figure,
     reports: &std::path::Path,
 ) -> Result<ReportState, String> {
-    let name = &figure.def.name;
-    for (dir, quick) in [(name.clone(), false), (format!("{name}-quick"), true)] {
-        let dir = reports.join(dir);
+    for scale in [Scale::Paper, Scale::Quick] {
+        let dir = reports.join(scale.report_dir(&figure.def.name));
         let path = dir.join(REPORT_PROVENANCE);
         if !path.exists() {
             if dir.join("report.md").exists() {
-                return Ok(ReportState::Unrecorded {
-                    scale: if quick { "quick" } else { "paper" }.into(),
-                });
+                return Ok(ReportState::Unrecorded { scale });
             }
             continue;
         }
@@ -162,7 +192,7 @@ pub fn report_state(
             .map_err(|e| format!("reading {}: {e}", path.display()))?;
         let provenance: ReportProvenance =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let runs = crate::figure::plan(figure, quick)?;
+        let runs = crate::figure::plan(figure, scale == Scale::Quick)?;
         let mut stale = Vec::new();
         let definition = definition_digest(figure, &runs)?;
         if provenance.definition != definition {

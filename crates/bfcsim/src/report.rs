@@ -13,7 +13,7 @@ use bfcsim_plot::{Axis, Bar, Body, Chart, Line, Unit, render};
 
 use crate::digest::Digest;
 use crate::figure::{CdfOf, ClaimDef, Expect, Figure, Metric, PlannedRun, PlotDef, Stat};
-use crate::provenance::{Build, REPORT_PROVENANCE, ReportProvenance};
+use crate::provenance::{Build, REPORT_PROVENANCE, ReportProvenance, Scale};
 use crate::store::Made;
 
 /// The runs of a figure with their digests.
@@ -352,7 +352,7 @@ fn provenance_of(results: &Results) -> ReportProvenance {
     }
     ReportProvenance {
         figure: results.figure.def.name.clone(),
-        scale: if results.quick { "quick" } else { "paper" }.into(),
+        scale: Scale::of(results.quick),
         definition: results.definition.clone(),
         written_by: Build::this(),
         run_commits,

@@ -28,12 +28,8 @@ impl Layout {
 
     /// The directory of a figure's report.
     pub fn figure_dir(&self, figure: &Figure, quick: bool) -> PathBuf {
-        let name = &figure.def.name;
-        self.out.join(if quick {
-            format!("{name}-quick")
-        } else {
-            name.clone()
-        })
+        self.out
+            .join(crate::provenance::Scale::of(quick).report_dir(&figure.def.name))
     }
 }
 

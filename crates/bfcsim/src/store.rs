@@ -43,7 +43,7 @@ use sha2::{Digest as _, Sha256};
 use crate::digest::Digest;
 use crate::experiment::{ExperimentConfig, TopologyConfig, load_experiment};
 use crate::outputs::{Staging, write_outputs};
-use crate::provenance::{Build, short_hash};
+use crate::provenance::{Build, hex, short_hash};
 use crate::runner::{prepare, simulate};
 
 /// The completion marker, written last.
@@ -71,8 +71,6 @@ pub struct Resolved {
     pub base: PathBuf,
     /// The run's directory name ([`Resolved::key`]).
     pub key: String,
-    /// The hash of what the run simulates, whatever simulates it ([`Resolved::inputs`]).
-    pub inputs: String,
 }
 
 impl RunSpec {
@@ -95,7 +93,6 @@ impl RunSpec {
             config,
             base,
             key,
-            inputs,
         })
     }
 }
@@ -129,7 +126,7 @@ impl Resolved {
             h.update([0]);
             h.update(b.text.as_bytes());
         }
-        Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+        Ok(hex(&h.finalize()))
     }
 
     /// The run's key: 12 hex digits of the SHA-256 of the bfcsim version, this build's behaviour fingerprint and

@@ -74,7 +74,10 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
     let provenance: bfcsim::provenance::ReportProvenance =
         serde_json::from_str(&std::fs::read_to_string(fig.join("provenance.json")).unwrap())
             .unwrap();
-    assert_eq!((provenance.scale.as_str(), provenance.runs), ("quick", 8));
+    assert_eq!(
+        (provenance.scale.to_string().as_str(), provenance.runs),
+        ("quick", 8)
+    );
     assert_eq!(provenance.run_commits.values().sum::<usize>(), 8);
     assert_eq!(
         provenance.agree + provenance.disagree + provenance.not_measured,
