@@ -197,7 +197,7 @@ pub fn write_hpcc_fct(
 }
 
 /// Writes HPCC's `pfc.txt`: one line per PFC frame received, in the order given (event order), each rendered by
-/// its `Display`: `bfcsim_schemes::flow_control::pfc::PfcRecord` gives ns-3 `third.cc`'s `get_pfc` line,
+/// its `Display`: `bfcsim_schemes::fabric::PauseRecord` gives ns-3 `third.cc`'s `get_pfc` line,
 /// `time_ns node_id node_type if_index type` (1 pause, 0 resume).
 pub fn write_hpcc_pfc<R: std::fmt::Display>(
     path: impl AsRef<Path>,

@@ -15,7 +15,7 @@
 //! timestamps, byte counts in units of 128·`INT_MULTI` B, queue lengths in units of 80·`INT_MULTI` B); we keep
 //! full precision, which only removes quantization noise.
 
-use bfcsim_core::{Rate, Time};
+use bfcsim_core::{PacketId, Rate, Time};
 
 /// The most hops a stack records (ns-3 `IntHeader::maxHop`).
 pub const MAX_HOPS: usize = 5;
@@ -184,6 +184,58 @@ impl<'a> IntoIterator for &'a IntStack {
     type IntoIter = std::slice::Iter<'a, IntHop>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
+    }
+}
+
+/// The INT stack of every packet slot: a side table indexed by [`PacketId`], so that [`crate::packet::Packet`]
+/// does not grow for the schemes that carry no telemetry. Empty, and never grown, unless switches stamp.
+#[derive(Default)]
+pub struct IntStacks(Vec<IntStack>);
+
+impl IntStacks {
+    /// The stack of packet `pkt` (empty if it never had one).
+    #[inline]
+    pub fn get(&self, pkt: PacketId) -> &IntStack {
+        self.0.get(pkt.idx()).unwrap_or(&IntStack::EMPTY)
+    }
+
+    /// The stack of packet `pkt`, for writing.
+    #[inline]
+    pub fn get_mut(&mut self, pkt: PacketId) -> &mut IntStack {
+        let i = pkt.idx();
+        if i >= self.0.len() {
+            self.0.resize(i + 1, IntStack::EMPTY);
+        }
+        &mut self.0[i]
+    }
+
+    /// Appends `hop` to the stack of packet `pkt`, which has one (it was cleared as the packet was sent).
+    #[inline]
+    pub fn push(&mut self, pkt: PacketId, hop: IntHop) {
+        self.0[pkt.idx()].push(hop);
+    }
+
+    /// Asks for packet `pkt`'s stack ahead of its stamp, echo or reading, if it has one.
+    #[inline(always)]
+    pub fn prefetch(&self, pkt: PacketId) {
+        if let Some(stack) = self.0.get(pkt.idx()) {
+            stack.prefetch();
+        }
+    }
+
+    /// Makes reply `reply`'s stack a copy of data packet `data`'s (the receiver's echo, HPCC ns-3
+    /// `ReceiveUdp`). The reply may have taken the data packet's slot, freed as it was received: its stack is
+    /// then already in place.
+    pub fn echo(&mut self, data: PacketId, reply: PacketId) {
+        self.get_mut(reply);
+        let (data, reply) = (data.idx(), reply.idx());
+        if data < reply {
+            let (low, high) = self.0.split_at_mut(reply);
+            high[0].copy_from(&low[data]);
+        } else if data > reply {
+            let (low, high) = self.0.split_at_mut(data);
+            low[reply].copy_from(&high[0]);
+        }
     }
 }
 

@@ -25,7 +25,7 @@ use bfcsim_net::mmu::{DropReason, Mmu};
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::FlowContext;
-use bfcsim_schemes::fabric::{Describe, Flow, HopStats, SchemeReport, SwitchHardware};
+use bfcsim_schemes::fabric::{Describe, Flow, HopStats, PauseRecord, SchemeReport, SwitchHardware};
 
 use crate::engine::{
     AnyScheme, Counters, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
@@ -532,6 +532,12 @@ impl Sim {
     /// Switch `s`'s state in the running scheme's hardware design, if it has one ([`Describe::hardware`]).
     pub fn switch_hardware(&self, s: usize) -> Option<SwitchHardware> {
         self.of_switch(s).scheme().hardware(s)
+    }
+    /// Every pause and resume frame received so far, if the running scheme logs them
+    /// ([`Describe::pause_records`]: PFC, for HPCC's `pfc.txt`).
+    pub fn pause_records(&self) -> Option<Vec<PauseRecord>> {
+        let schemes: Vec<&AnyScheme> = self.shards.iter().map(Shard::scheme).collect();
+        AnyScheme::pause_records(&schemes)
     }
     /// The running scheme's own report ([`Describe::report`]) of the run so far.
     pub fn scheme_report(&self) -> Option<SchemeReport> {

@@ -37,7 +37,7 @@ fn incast_into_a_small_buffer_is_lossless_under_pfc() {
     let lossy = run_all(star(17), &flows, p.clone());
     let sim = run_all(star(17), &flows, with_pfc(p));
     let h = sim.hop_stats();
-    let records = Pfc::merged_records(&sim.schemes::<Pfc>().expect("PFC ran"));
+    let records = sim.pause_records().expect("PFC ran");
     let pauses = records.iter().filter(|r| r.pause).count() as u64;
     let max_paused = (1..=16u32)
         .map(|host| {

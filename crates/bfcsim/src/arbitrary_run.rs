@@ -145,7 +145,7 @@ fn run(config: &ExperimentConfig) -> Result<Outcome, String> {
 fn difference(a: &Outcome, b: &Outcome) -> Option<&'static str> {
     let json = |o: &Outcome| serde_json::to_string(&o.summary).expect("summaries serialize");
     let pfc = |o: &Outcome| {
-        o.pfc
+        o.pause_records
             .as_ref()
             .map(|p| p.iter().map(ToString::to_string).collect::<Vec<_>>())
     };

@@ -320,7 +320,7 @@ pub fn write_outputs(
             out.hpcc_ideal[r.id.idx()]
         })?;
     }
-    if let (true, Some(pfc)) = (wants(OutputFile::PfcTxt), &out.pfc) {
+    if let (true, Some(pfc)) = (wants(OutputFile::PfcTxt), &out.pause_records) {
         write_hpcc_pfc(dir.join("pfc.txt"), pfc)?;
     }
     if wants(OutputFile::SummaryJson) {

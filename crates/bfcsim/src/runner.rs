@@ -16,8 +16,7 @@ use bfcsim_metrics::{
 use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
-use bfcsim_schemes::flow_control::pfc::Pfc;
-use bfcsim_schemes::flow_control::pfc::PfcRecord;
+use bfcsim_schemes::fabric::PauseRecord;
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
 use bfcsim_workload::{HostSet, WorkloadError, generate_at_most, load_flow_file, long_lived, plan};
 
@@ -237,8 +236,9 @@ pub struct Outcome {
     pub base_rtt: Time,
     /// Largest number of packets alive at once (memory high-water of the packet slab).
     pub peak_packets: usize,
-    /// Every PFC frame received, by time (then node and port), when PFC ran (HPCC's `pfc.txt`).
-    pub pfc: Option<Vec<PfcRecord>>,
+    /// Every pause and resume frame received, by time (then node and port), when the scheme logs them (PFC:
+    /// HPCC's `pfc.txt`).
+    pub pause_records: Option<Vec<PauseRecord>>,
     /// BCC's shared-buffer ECN/RED thresholds of every switch pool, when on (for `run.json`).
     pub shared_ecn: Vec<SharedEcnReport>,
     /// Threads (shards) the run was split over (`run.threads`, or one when it cannot be split).
@@ -552,7 +552,7 @@ pub fn simulate_probed(
         bdp: ctx.bdp.0,
         base_rtt: ctx.base_rtt,
         peak_packets: sim.peak_packets(),
-        pfc: sim.schemes::<Pfc>().map(|p| Pfc::merged_records(&p)),
+        pause_records: sim.pause_records(),
         shared_ecn: shared_ecn_report(&sim),
         threads: sim.shard_count(),
         fingerprint: sim.fingerprint(),
@@ -660,8 +660,7 @@ fn flow_control_report(sim: &Sim, kind: &str, duration: Time) -> FlowControlRepo
         .collect();
     let fractions: Vec<f64> = links.iter().map(|l| l.2).collect();
     let mut pauses = std::collections::BTreeMap::new();
-    let records = sim.schemes::<Pfc>().map(|p| Pfc::merged_records(&p));
-    for r in records.unwrap_or_default() {
+    for r in sim.pause_records().unwrap_or_default() {
         if r.pause {
             *pauses.entry(r.node.0).or_insert(0) += 1;
         }

@@ -63,7 +63,7 @@ fn clos128_incast_under_pfc_and_ideal_retransmission() {
                 let lines = std::fs::read_to_string(dir.join("pfc.txt")).unwrap();
                 assert_eq!(
                     lines.lines().count(),
-                    out.pfc.as_ref().unwrap().len(),
+                    out.pause_records.as_ref().unwrap().len(),
                     "pfc.txt has a line per frame"
                 );
                 assert!(lines.lines().count() as u64 >= 2 * fc.pause_frames);

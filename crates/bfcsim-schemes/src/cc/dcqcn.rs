@@ -719,24 +719,6 @@ mod tests {
         assert!(!every.on_data(us(2), false));
     }
 
-    /// The receiver side a DCQCN configuration makes paces its CNPs at the configured interval; the other
-    /// controllers' receivers send nothing but ACKs.
-    #[test]
-    fn dcqcn_receivers_notify_and_others_are_silent() {
-        use crate::cc::{CcConfig, Notifier};
-        let cfg = CcConfig::Dcqcn(DcqcnConfig {
-            cnp_interval: us(50),
-            ..DcqcnConfig::default()
-        });
-        let mut n = cfg.notifier();
-        assert!(matches!(n, Notifier::Cnp(_)));
-        assert!(n.on_data(us(1), true));
-        assert!(!n.on_data(us(20), true), "within the interval");
-        assert!(n.on_data(us(51), true));
-        let mut silent = CcConfig::Dctcp(Default::default()).notifier();
-        assert!(!silent.on_data(us(1), true));
-    }
-
     #[test]
     fn config_round_trips_and_rejects_unknown_keys() {
         use crate::cc::CcConfig;

@@ -7,12 +7,14 @@
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
 //! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
 //!
-//! The trait's doc gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`).
+//! The trait's doc gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`); [`nic`] is
+//! what the controllers ask of NICs and switches besides ACKs (pacing, DCQCN's CNPs, HPCC's INT, drop notices).
 
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_rate;
 pub mod hpcc;
+pub mod nic;
 pub mod rtt_target;
 
 use bfcsim_core::{Bytes, Rate, Time};
@@ -282,7 +284,7 @@ impl<'de> Deserialize<'de> for CcConfig {
     }
 }
 
-/// The receiver's side of a flow's congestion control, made per flow by [`CcConfig::notifier`]: what the
+/// The receiver's side of a flow's congestion control, made per flow by [`nic::CcNic::notifier`]: what the
 /// receiver sends back besides ACKs.
 #[derive(Clone, Copy, Debug, Default)]
 pub enum Notifier {
@@ -304,15 +306,6 @@ impl Notifier {
             Notifier::Cnp(cnp) => cnp.on_data(now, ce),
         }
     }
-}
-
-/// What a congestion controller needs of the NICs and switches besides ACKs ([`CcConfig::nic_needs`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NicNeeds {
-    /// It paces (its [`CongestionControl::rate`]) or has timers: the NIC checks both.
-    pub paced: bool,
-    /// Switches stamp INT records on data, which carry this many more bytes, and receivers echo them.
-    pub int_overhead: Option<u32>,
 }
 
 impl CcConfig {
@@ -357,35 +350,6 @@ impl CcConfig {
              cc.name = \"{}\" starts every flow afresh (use dctcp or none)",
             self.name()
         ))
-    }
-
-    /// What the controller needs of the NICs and switches besides ACKs: pacing and timers (the rate
-    /// controllers), INT records stamped by switches (HPCC §3.2). CNPs are the receiver side's
-    /// ([`CcConfig::notifier`]).
-    pub fn nic_needs(&self) -> NicNeeds {
-        match self {
-            CcConfig::Dcqcn(_) => NicNeeds {
-                paced: true,
-                int_overhead: None,
-            },
-            CcConfig::Hpcc(c) => NicNeeds {
-                paced: true,
-                int_overhead: Some(c.int_overhead.0 as u32),
-            },
-            CcConfig::DctcpRate(_) => NicNeeds {
-                paced: true,
-                ..NicNeeds::default()
-            },
-            CcConfig::None(_) | CcConfig::Dctcp(_) | CcConfig::RttTarget(_) => NicNeeds::default(),
-        }
-    }
-
-    /// A fresh receiver side for one flow: what its receiver sends back besides ACKs.
-    pub fn notifier(&self) -> Notifier {
-        match self {
-            CcConfig::Dcqcn(c) => Notifier::Cnp(CnpGenerator::new(c.cnp_interval)),
-            _ => Notifier::Silent,
-        }
     }
 
     /// A fresh controller for one flow.

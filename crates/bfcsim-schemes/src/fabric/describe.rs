@@ -7,6 +7,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+use bfcsim_core::{NodeId, Time};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -123,6 +124,45 @@ pub trait Describe: Scheme + Sized + 'static {
     /// §4's Tofino2 budget); `None` for a scheme without one, or a configuration no hardware could hold.
     fn hardware(&self, _s: usize) -> Option<SwitchHardware> {
         None
+    }
+
+    /// Every pause and resume frame the shards' ports received, in `pfc.txt`'s order (by time, then node and
+    /// port); `None` for a scheme that keeps no such log.
+    fn pause_records(_shards: &[&Self]) -> Option<Vec<PauseRecord>> {
+        None
+    }
+}
+
+/// A pause or resume frame a port received, from a scheme that pauses whole links or priorities (PFC;
+/// [`Describe::pause_records`]). Its `Display` is one line of HPCC's `pfc.txt` (ns-3 `third.cc` `get_pfc`,
+/// hooked to `QbbNetDevice`'s `QbbPfc` trace): `time_ns node_id node_type if_index type` with type 1 pause,
+/// 0 resume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseRecord {
+    /// When the frame arrived (written in whole nanoseconds, rounded down).
+    pub time: Time,
+    /// The node whose port received it: the upstream that is paused or resumed.
+    pub node: NodeId,
+    /// 0 for a host, 1 for a switch (ns-3 `Node::GetNodeType`).
+    pub node_type: u8,
+    /// The receiving port in ns-3 numbering: device 0 is the loopback, so a node's first link is 1 (our local
+    /// port index + 1).
+    pub if_index: u32,
+    /// PAUSE (true) or RESUME (false).
+    pub pause: bool,
+}
+
+impl fmt::Display for PauseRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {} {} {}",
+            self.time.ns(),
+            self.node.0,
+            self.node_type,
+            self.if_index,
+            u8::from(self.pause)
+        )
     }
 }
 

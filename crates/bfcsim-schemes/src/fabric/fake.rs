@@ -21,6 +21,7 @@
 use std::ops::Range;
 
 use bfcsim_core::{Bytes, FlowId, FlowSpec, NodeId, PacketId, PortId, Rate, Time};
+use bfcsim_net::int::IntStacks;
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Flags, Packet, PacketKind, Packets};
 use bfcsim_net::queues::{PortQueues, QueueLayout};
@@ -28,7 +29,7 @@ use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::{NodeKind, Topology};
 
 use super::{Device, Entry, FabricOps, Flow, NicOps, Receiving, Scheme, Setup, SwitchOps};
-use crate::cc::FlowContext;
+use crate::cc::{Cc, CcConfig, FixedConfig, FlowContext};
 use crate::transport::{Receiver, Sender, TransportConfig};
 
 /// One thing a scheme asked of the fabric.
@@ -176,6 +177,11 @@ pub enum Call {
         /// The flow.
         flow: FlowId,
     },
+    /// [`NicOps::controller_changed`].
+    ControllerChanged {
+        /// The flow's slot.
+        slot: usize,
+    },
 }
 
 /// A host's NIC queues as the fake keeps them.
@@ -208,6 +214,8 @@ pub struct FakeFabric {
     pub watchdog: Option<Time>,
     /// The NICs' transport, for the senders of [`FakeFabric::add_flow`].
     pub transport: TransportConfig,
+    /// The congestion control of the flows [`FakeFabric::add_flow`] adds (none: no window).
+    pub cc: CcConfig,
     topo: Topology,
     routes: Routes,
     layout: QueueLayout,
@@ -223,6 +231,10 @@ pub struct FakeFabric {
     /// Each flow's sender slot, and the senders by slot.
     slots: Vec<Option<usize>>,
     senders: Vec<Sender>,
+    controllers: Vec<Cc>,
+    int_stacks: IntStacks,
+    /// Each port's bytes sent ([`SwitchOps::tx_bytes`]); set by [`FakeFabric::set_tx_bytes`].
+    tx_bytes: Vec<u64>,
     receivers: Vec<Option<Receiver>>,
     complete: Vec<bool>,
     words: Vec<Vec<u64>>,
@@ -263,6 +275,8 @@ impl FakeFabric {
             pausing: false,
             watchdog: None,
             transport: TransportConfig::default(),
+            cc: CcConfig::None(FixedConfig::default()),
+            tx_bytes: vec![0; topo.ports.len()],
             queues: sw_ports
                 .iter()
                 .map(|_| PortQueues::new(&levels, PAYLOAD + HEADER))
@@ -278,6 +292,8 @@ impl FakeFabric {
             flows: Vec::new(),
             slots: Vec::new(),
             senders: Vec::new(),
+            controllers: Vec::new(),
+            int_stacks: IntStacks::default(),
             receivers: Vec::new(),
             complete: Vec::new(),
             words: Vec::new(),
@@ -327,6 +343,8 @@ impl FakeFabric {
         self.slots.push(Some(self.senders.len()));
         self.senders
             .push(Sender::new(size, PAYLOAD, &self.transport));
+        let ctx = self.flow_context();
+        self.controllers.push(self.cc.instantiate(&ctx));
         self.receivers.push(None);
         self.complete.push(false);
         id
@@ -368,6 +386,21 @@ impl FakeFabric {
             pkt: self.packets.alloc(p),
             p,
         }
+    }
+
+    /// Packet `p`, stored: its id.
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.packets.alloc(p)
+    }
+
+    /// The congestion controller of flow `id` (see [`FakeFabric::cc`]).
+    pub fn controller_of(&self, id: FlowId) -> &Cc {
+        &self.controllers[self.slots[id.idx()].expect("a running flow")]
+    }
+
+    /// Port `port` has sent `bytes` so far.
+    pub fn set_tx_bytes(&mut self, port: PortId, bytes: u64) {
+        self.tx_bytes[port.idx()] = bytes;
     }
 
     /// The queues of local port `local` of switch `s`.
@@ -470,6 +503,12 @@ impl FabricOps for FakeFabric {
     }
     fn kick<S: Scheme>(&mut self, _side: &mut S, port: PortId) {
         self.log.push(Call::Kick { port });
+    }
+    fn int_stacks(&self) -> &IntStacks {
+        &self.int_stacks
+    }
+    fn int_stacks_mut(&mut self) -> &mut IntStacks {
+        &mut self.int_stacks
     }
 }
 
@@ -620,6 +659,9 @@ impl SwitchOps for FakeFabric {
     fn port_blocked_time(&self, _sp: u32) -> Time {
         Time::ZERO
     }
+    fn tx_bytes(&self, port: PortId) -> u64 {
+        self.tx_bytes[port.idx()]
+    }
 }
 
 impl NicOps for FakeFabric {
@@ -637,6 +679,12 @@ impl NicOps for FakeFabric {
     }
     fn sender_mut(&mut self, slot: usize) -> &mut Sender {
         &mut self.senders[slot]
+    }
+    fn controller(&mut self, slot: usize) -> (&mut Cc, &IntStacks) {
+        (&mut self.controllers[slot], &self.int_stacks)
+    }
+    fn controller_changed(&mut self, slot: usize) {
+        self.log.push(Call::ControllerChanged { slot });
     }
     fn receiver(&self, id: FlowId) -> Receiving<'_> {
         match (&self.receivers[id.idx()], self.complete[id.idx()]) {

@@ -29,6 +29,10 @@
 //! | timers | [`Scheme::token_timer`] | the timer the scheme armed by a token of its own ([`FabricOps::arm_token_timer`]) is due |
 //! | NIC: a flow ends | [`NicSide::flow_finished`] | every byte of the flow is acknowledged |
 //!
+//! End-to-end congestion control acts inside the network through a seam of its own, with the same verbs:
+//! [`crate::cc::nic::CcNic`]'s hooks (CNPs, INT stamps and echoes, drop notices) are called at their points
+//! beside the scheme's.
+//!
 //! A hook is a `&mut self` method generic over the operations it is handed, so the fabric's calls are static
 //! and inline, and a test can hand it a scripted fake instead ([`fake::FakeFabric`]). A verb that may start a
 //! transmission at once (resuming a queue, sending a frame or a control packet, readying a flow) takes the
@@ -50,7 +54,7 @@ mod stats;
 pub mod fake;
 
 pub use describe::{
-    Describe, Preset, ReportValue, SchemeReport, SwitchFacts, SwitchHardware, TAGGED,
+    Describe, PauseRecord, Preset, ReportValue, SchemeReport, SwitchFacts, SwitchHardware, TAGGED,
 };
 pub use flow::Flow;
 pub use ops::{Device, Entry, FabricOps, NicOps, Receiving, Setup, SwitchOps};

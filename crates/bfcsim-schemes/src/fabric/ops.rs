@@ -12,6 +12,7 @@
 use std::ops::Range;
 
 use bfcsim_core::{Bytes, FlowId, NodeId, PacketId, PortId, Rate, Time};
+use bfcsim_net::int::IntStacks;
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Packet, PacketKind};
 use bfcsim_net::queues::{PortQueues, QueueLayout};
@@ -19,7 +20,7 @@ use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::Topology;
 
 use super::{Flow, Scheme};
-use crate::cc::FlowContext;
+use crate::cc::{Cc, FlowContext};
 use crate::transport::{Receiver, Sender, TransportConfig};
 
 /// Which device transmits on a port.
@@ -94,6 +95,10 @@ pub trait FabricOps {
     fn arm_token_timer(&mut self, at: Time, token: u64);
     /// Wakes `port`: it sends now if it is idle and has something to send, else when its current packet is out.
     fn kick<S: Scheme>(&mut self, side: &mut S, port: PortId);
+    /// The INT stack of every packet (empty unless congestion control has switches stamp them).
+    fn int_stacks(&self) -> &IntStacks;
+    /// The INT stack of every packet, to stamp, clear or echo one.
+    fn int_stacks_mut(&mut self) -> &mut IntStacks;
 }
 
 /// The verbs of the fabric at a switch.
@@ -176,6 +181,8 @@ pub trait SwitchOps: FabricOps {
     fn toward_source(&self, id: FlowId, s: usize) -> PortId;
     /// How long switch port `sp` had packets but none it could send, up to now.
     fn port_blocked_time(&self, sp: u32) -> Time;
+    /// The bytes the link leaving `port` has carried so far, every packet of every queue (INT's `tx_bytes`).
+    fn tx_bytes(&self, port: PortId) -> u64;
 }
 
 /// The verbs of the fabric at a host's NIC.
@@ -192,6 +199,10 @@ pub trait NicOps: FabricOps {
     /// The transport sender of the flow in `slot`, to hand it what the scheme learned (an acknowledgement, a
     /// request to resend).
     fn sender_mut(&mut self, slot: usize) -> &mut Sender;
+    /// The congestion controller of the flow in `slot`, with the INT stacks its inputs may borrow.
+    fn controller(&mut self, slot: usize) -> (&mut Cc, &IntStacks);
+    /// The controller of the flow in `slot` took an input: the NIC re-reads its next timer and its pacing rate.
+    fn controller_changed(&mut self, slot: usize);
     /// Where flow `id`'s receiver stands.
     fn receiver(&self, id: FlowId) -> Receiving<'_>;
     /// A NIC queue of host `h` for a new flow: the lowest unused one, or with `limit` queues all in use, one

@@ -64,6 +64,7 @@ impl Fabric {
             flows.len()
         ];
         let persistent = params.nic.connections == Connections::Persistent;
+        let cc_nic = CcNic::new(&params.cc, params.switch.drop_notification);
         let mut sim = Fabric {
             routes,
             params,
@@ -107,12 +108,13 @@ impl Fabric {
             hop: pause::HopState::new(),
             queuing_delay: LogHistogram::new(),
             single_packet_delay: LogHistogram::new(),
-            rate: rate::RateState::default(),
+            cc_nic,
+            int_stacks: IntStacks::default(),
+            pacing: pacing::Pacing::default(),
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
         sim.init_shared_ecn();
-        sim.init_rate();
         Ok(sim)
     }
 

@@ -102,11 +102,8 @@ impl Fabric {
                 let (map, rest) = words.split_at(count() as usize);
                 words = rest;
                 self.packets.get_mut(id).seq = self.hop.store_map(map) as u64;
-            } else if self.rate.int {
-                if id.idx() >= self.rate.stacks.len() {
-                    self.rate.stacks.resize(id.idx() + 1, IntStack::EMPTY);
-                }
-                hops = &hops[self.rate.stacks[id.idx()].unpack(hops, count() as u8)..];
+            } else if self.cc_nic.stamps() {
+                hops = &hops[self.int_stacks.get_mut(id).unpack(hops, count() as u8)..];
             }
             self.put_on_wire(port, arrive, id);
         }
@@ -134,8 +131,8 @@ impl Fabric {
             mail.words.extend_from_slice(map);
             mail.counts.push(map.len() as u32);
             self.hop.release_map(packet.seq as u32);
-        } else if self.rate.int {
-            let stack = self.rate.stacks.get(pkt.idx()).unwrap_or(&IntStack::EMPTY);
+        } else if self.cc_nic.stamps() {
+            let stack = self.int_stacks.get(pkt);
             mail.counts.push(stack.pack_into(&mut mail.hops) as u32);
         }
         self.packets.free(pkt);

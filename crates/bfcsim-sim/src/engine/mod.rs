@@ -10,8 +10,9 @@
 //! asks which scheme runs; each of its methods that may reach a scheme's hook takes the running scheme as
 //! `side` ([`bfcsim_schemes::fabric`] has the hooks, the call order and the verbs; [`ops`] implements the verbs,
 //! [`registry`] lists the schemes). The pausing of queues that per-hop flow control shares lives in [`pause`],
-//! a scheme's timers in [`scheme_timer`]. Rate-based congestion control (DCQCN, HPCC) lives in [`rate`]:
-//! per-flow pacing, controller timers, CNPs, INT and switch drop notices. ECN marking, per queue and on a buffer
+//! a scheme's timers in [`scheme_timer`]. What congestion control asks of NICs and switches besides ACKs (CNPs,
+//! INT, drop notices) is [`CcNic`]'s, called at its points; the NIC's rate limiter and the controllers' timers
+//! live in [`pacing`]. ECN marking, per queue and on a buffer
 //! pool's occupancy (BCC), is switch configuration that composes with any scheme and lives in [`marking`].
 
 mod build;
@@ -23,9 +24,9 @@ mod marking;
 mod nic;
 mod observe;
 mod ops;
+mod pacing;
 mod paths;
 mod pause;
-mod rate;
 mod receive;
 mod registry;
 mod rto;
@@ -46,13 +47,14 @@ use bfcsim_core::{
     Slots, Time,
 };
 use bfcsim_net::ecn::{MarkPoint, PoolMarking, SinceMark};
-use bfcsim_net::int::{IntHop, IntStack};
+use bfcsim_net::int::{IntHop, IntStacks};
 use bfcsim_net::mmu::{Charge, DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Flags, Packet, PacketKind, Packets};
 use bfcsim_net::queues::{NO_TAG, PortQueues, QueueLayout, Run};
 use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
-use bfcsim_schemes::cc::{AckSignal, Cc, CcConfig, CongestionControl, FlowContext, Notifier};
+use bfcsim_schemes::cc::nic::{CcNic, loss_notice};
+use bfcsim_schemes::cc::{Cc, CcConfig, CongestionControl, FlowContext, Notifier};
 use bfcsim_schemes::fabric::{Device, Entry, Flow, HopStats, Scheme};
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
@@ -302,8 +304,12 @@ pub struct Fabric {
     queuing_delay: LogHistogram,
     /// The same for the packets of one-packet flows (BFC §2.1, Table 1's "single packet" delay).
     single_packet_delay: LogHistogram,
-    /// Rate-based CC's run-wide state: which of its mechanisms run, the INT side slab, the CC timers.
-    rate: rate::RateState,
+    /// What congestion control asks of NICs and switches besides ACKs ([`bfcsim_schemes::cc::nic`]).
+    cc_nic: CcNic,
+    /// The INT stack of each packet slot (empty unless [`CcNic::stamps`]).
+    int_stacks: IntStacks,
+    /// The controllers' timers, for the NIC's rate limiter.
+    pacing: pacing::Pacing,
     /// The run's fingerprint so far: the wrapping sum over every transmission on a link of a hash of what was
     /// sent where and when ([`Fabric::transmit`]). A sum does not depend on the order of its terms, so the
     /// shards' fingerprints add up to the same value whatever the number of threads.

@@ -147,7 +147,7 @@ impl Fabric {
                 a.in_ring = false;
                 continue;
             }
-            if self.rate.active && self.pace(h, id, slot) {
+            if self.cc_nic.paced() && self.pace(h, id, slot) {
                 continue;
             }
             let info = &self.flows[id.idx()];
@@ -160,7 +160,7 @@ impl Fabric {
                 a.in_ring = false;
             }
             let nic = &self.params.nic;
-            let size = len + nic.header + self.rate.int_overhead;
+            let size = len + nic.header + self.cc_nic.data_overhead();
             let pkt = self.packets.alloc(Packet {
                 seq,
                 sent_at: self.now,
@@ -191,8 +191,9 @@ impl Fabric {
                 let at = a.rto_deadline;
                 self.arm_timer(at, id);
             }
-            if self.rate.active {
-                self.data_sent(slot, pkt, size);
+            let cc_nic = self.cc_nic;
+            if cc_nic.paced() {
+                cc_nic.data_sent(self, slot, pkt, size);
             }
             side.data_sent(self, h, slot, pkt);
             // The scheme may have queued a control packet behind this one.
@@ -265,9 +266,8 @@ impl Fabric {
         };
         side.echo(data, &mut reply);
         let reply = self.packets.alloc(reply);
-        if self.rate.int && kind == PacketKind::ACK && data_id != PacketId::NONE {
-            self.echo_int(data_id, reply);
-        }
+        let cc_nic = self.cc_nic;
+        cc_nic.reply_built(self, kind, data_id, reply);
         self.counters.injected_pkts += 1;
         self.counters.injected_bytes += size as u64;
         let host = &mut self.hosts[h as usize];

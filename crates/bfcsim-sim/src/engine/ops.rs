@@ -59,6 +59,14 @@ impl FabricOps for Fabric {
     fn kick<S: Scheme>(&mut self, side: &mut S, port: PortId) {
         Fabric::kick(self, side, port)
     }
+    #[inline(always)]
+    fn int_stacks(&self) -> &IntStacks {
+        &self.int_stacks
+    }
+    #[inline(always)]
+    fn int_stacks_mut(&mut self) -> &mut IntStacks {
+        &mut self.int_stacks
+    }
 }
 
 impl SwitchOps for Fabric {
@@ -155,6 +163,10 @@ impl SwitchOps for Fabric {
     fn port_blocked_time(&self, sp: u32) -> Time {
         Fabric::port_blocked_time(self, sp)
     }
+    #[inline(always)]
+    fn tx_bytes(&self, port: PortId) -> u64 {
+        self.wires[port.idx()].tx_bytes
+    }
 }
 
 impl NicOps for Fabric {
@@ -178,6 +190,14 @@ impl NicOps for Fabric {
     #[inline(always)]
     fn sender_mut(&mut self, slot: usize) -> &mut Sender {
         &mut self.active[slot].sender
+    }
+    #[inline(always)]
+    fn controller(&mut self, slot: usize) -> (&mut Cc, &IntStacks) {
+        (&mut self.active[slot].cc, &self.int_stacks)
+    }
+    #[inline(always)]
+    fn controller_changed(&mut self, slot: usize) {
+        self.cc_changed(slot)
     }
     fn receiver(&self, id: FlowId) -> Receiving<'_> {
         match self.flow_state[id.idx()].recv_slot {
@@ -301,7 +321,7 @@ impl Setup for Fabric {
         self.params.nic.ack_size
     }
     fn int_overhead(&self) -> u32 {
-        self.rate.int_overhead
+        self.cc_nic.data_overhead()
     }
     fn transport(&self) -> &TransportConfig {
         &self.params.nic.transport

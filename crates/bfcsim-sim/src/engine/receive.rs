@@ -42,37 +42,24 @@ impl Fabric {
                 if out.newly_acked > 0 {
                     self.restart_rto(h, slot);
                 }
-                let a = &mut self.active[slot];
-                let mut signal = AckSignal {
-                    newly_acked: out.newly_acked,
-                    ce_bytes: p.aux as u64,
-                    ack_seq: p.seq,
-                    snd_nxt: a.sender.snd_nxt(),
-                    rtt: Some(rtt),
-                    mark: p.mark,
-                    ..AckSignal::default()
-                };
-                if self.rate.int {
-                    signal.int = &self.rate.stacks[pkt.idx()];
-                }
-                a.cc.on_ack(self.now, &signal);
-                self.cc_changed(slot);
+                let cc_nic = self.cc_nic;
+                cc_nic.ack_arrived(self, slot, (&p, pkt), out.newly_acked, rtt);
                 self.make_ready(side, p.flow);
             }
             PacketKind::CNP => {
-                self.active[slot].cc.on_cnp(self.now);
-                self.cc_changed(slot);
+                let cc_nic = self.cc_nic;
+                cc_nic.notification_arrived(self, slot);
                 self.make_ready(side, p.flow);
             }
             // A header's NACK names its segment lost, as a switch's drop notice would; other NACKs are the
             // receiver's cumulative state.
-            PacketKind::NACK if p.trimmed() => self.notify_drop(side, &p),
+            PacketKind::NACK if p.trimmed() => loss_notice(self, side, &p),
             PacketKind::NACK => {
                 let a = &mut self.active[slot];
                 let before = a.sender.snd_nxt();
                 a.sender.handle_ack(p.seq, None);
                 // With drop notices, the go-back the switch's notice caused already resends the gap.
-                let covered = self.rate.drop_notify && a.sender.covered(p.seq, p.sent_at);
+                let covered = self.cc_nic.drop_notices() && a.sender.covered(p.seq, p.sent_at);
                 let sacked = (p.aux > 0).then(|| p.seq + p.aux as u64);
                 if !covered && a.sender.handle_nack(p.seq, sacked) {
                     a.cc.on_loss(self.now, before);
@@ -108,7 +95,7 @@ impl Fabric {
             NO_SLOT => {
                 let state = Inbound {
                     receiver: Receiver::new(size, &self.params.nic.transport),
-                    notifier: self.rate.notifier,
+                    notifier: self.cc_nic.notifier(),
                 };
                 let slot = self.inbound.insert(state);
                 self.flow_state[p.flow.idx()].recv_slot = slot;

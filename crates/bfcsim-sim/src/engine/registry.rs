@@ -7,8 +7,8 @@
 use std::any::Any;
 
 use bfcsim_schemes::fabric::{
-    Describe, HopStats, NoParams, Plain, Preset, Scheme, SchemeReport, Setup, SwitchFacts,
-    SwitchHardware, SwitchSide,
+    Describe, HopStats, NoParams, PauseRecord, Plain, Preset, Scheme, SchemeReport, Setup,
+    SwitchFacts, SwitchHardware, SwitchSide,
 };
 use bfcsim_schemes::flow_control::aquarius::Aquarius;
 use bfcsim_schemes::flow_control::bfc::Bfc;
@@ -139,6 +139,14 @@ macro_rules! schemes {
                 })
             }
 
+            /// Every pause and resume frame the shards' ports received ([`Describe::pause_records`]).
+            pub(crate) fn pause_records(schemes: &[&AnyScheme]) -> Option<Vec<PauseRecord>> {
+                match schemes.first()? {
+                    AnyScheme::$none(_) => pause_records_of::<$plain>(schemes),
+                    $(AnyScheme::$variant(_) => pause_records_of::<$side>(schemes),)*
+                }
+            }
+
             /// The run's report of the scheme the shards run, their counts added up.
             pub(crate) fn report(schemes: &[&AnyScheme]) -> Option<SchemeReport> {
                 match schemes.first()? {
@@ -216,6 +224,12 @@ fn report_of<S: Describe>(schemes: &[&AnyScheme]) -> Option<SchemeReport> {
         .filter_map(|s| s.get::<S>())
         .fold(S::Stats::default(), |all, s| all + s.stats());
     S::report(&total)
+}
+
+/// [`Describe::pause_records`] of scheme `S` over the shards.
+fn pause_records_of<S: Describe>(schemes: &[&AnyScheme]) -> Option<Vec<PauseRecord>> {
+    let shards: Vec<&S> = schemes.iter().filter_map(|s| s.get::<S>()).collect();
+    S::pause_records(&shards)
 }
 
 impl AnyScheme {

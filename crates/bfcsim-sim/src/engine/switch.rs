@@ -113,9 +113,8 @@ impl Fabric {
             side.enqueue(self, &entry)
         };
         if let Err(reason) = admitted {
-            if self.rate.drop_notify && entry.p.kind == PacketKind::DATA {
-                self.notify_drop(side, &entry.p);
-            }
+            let cc_nic = self.cc_nic;
+            cc_nic.switch_dropped(self, side, &entry.p);
             self.port_drops[egress.idx()] += 1;
             self.drop_packet(pkt, reason);
             return;
@@ -232,9 +231,7 @@ impl Fabric {
         if let Some(next) = out.queues.head(queue) {
             self.packets.prefetch(next);
             // HPCC stamps its INT stack as it leaves.
-            if let Some(stack) = self.rate.stacks.get(next.idx()) {
-                stack.prefetch();
-            }
+            self.int_stacks.prefetch(next);
         }
         let mmu = &mut self.switches[out.switch as usize].mmu;
         // The queue held the packet's bytes until the pop.
@@ -264,8 +261,9 @@ impl Fabric {
             }
         }
         side.dequeued(self, sp, pkt, queue, data);
-        if data && self.rate.int {
-            self.int_stamp(port, sp, pkt);
+        if data {
+            let cc_nic = self.cc_nic;
+            cc_nic.egress(self, port, sp, pkt);
         }
         let ecn = &self.params.switch.ecn;
         if ecn.enabled

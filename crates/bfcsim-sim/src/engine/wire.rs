@@ -172,9 +172,7 @@ impl Fabric {
             self.events.push(p.stamp, Event::Deliver(port));
             self.packets.prefetch(next);
             // Under HPCC its INT stack is stamped, echoed or read soon after it arrives.
-            if let Some(stack) = self.rate.stacks.get(next.idx()) {
-                stack.prefetch();
-            }
+            self.int_stacks.prefetch(next);
         }
         let (far, far_switch, far_local) = (w.far, w.far_switch, w.far_local);
         if kind.is_hop_local() {

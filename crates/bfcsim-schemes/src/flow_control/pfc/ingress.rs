@@ -66,7 +66,7 @@
 //! enqueue and resume only on dequeue of the same (port, priority); so do we.
 //!
 //! At the upstream port receiving the frame (a NIC or a switch port, ns-3 `QbbNetDevice::Receive`):
-//! [`PortPause::handle_pause`](super::PortPause::handle_pause) / [`PortPause::handle_resume`](super::PortPause::handle_resume) with the arrival time, write a [`PfcRecord`](super::PfcRecord),
+//! [`PortPause::handle_pause`](super::PortPause::handle_pause) / [`PortPause::handle_resume`](super::PortPause::handle_resume) with the arrival time, write a [`PauseRecord`](crate::fabric::PauseRecord),
 //! and let the scheduler skip queues whose priority [`PortPause::is_paused`](super::PortPause::is_paused); a packet already being
 //! serialized finishes. After a resume, kick the port.
 //!

@@ -14,7 +14,7 @@
 //!   PFC's accounting (ns-3's qIndex 0) but counted in the egress buffer like every queued byte. At the upstream
 //!   switch port every data queue of the priority stops (the packet being serialized finishes); at a NIC every
 //!   flow of the priority stops (its NIC queue is the priority) while ACKs, NACKs and CNPs still go.
-//! - Every frame received is recorded for `pfc.txt` ([`PfcRecord`]); each port's [`PortPause`] gives the
+//! - Every frame received is recorded for `pfc.txt` ([`PauseRecord`]); each port's [`PortPause`] gives the
 //!   fraction of time it was paused.
 //!
 //! Departures from HPCC's ns-3 are those of [`ingress`] (64 B frames; headroom and reserve per
@@ -31,11 +31,11 @@ pub mod pause;
 
 pub use config::{HeadroomRule, MAX_PRIORITIES, PauseThreshold, PfcConfig, PfcLayout};
 pub use ingress::{Admission, PfcAction, PfcIngress};
-pub use pause::{PfcRecord, PortPause};
+pub use pause::PortPause;
 
 use crate::fabric::{
-    Describe, Entry, FrameCounts, HopStats, NicOps, NicSide, NoStats, Scheme, Setup, SwitchFacts,
-    SwitchOps, SwitchSide,
+    Describe, Entry, FrameCounts, HopStats, NicOps, NicSide, NoStats, PauseRecord, Scheme, Setup,
+    SwitchFacts, SwitchOps, SwitchSide,
 };
 
 /// PFC's state in one shard of a run.
@@ -47,7 +47,7 @@ pub struct Pfc {
     /// Per port (by [`PortId`]): the priorities its transmitter has been told to stop, and for how long.
     ports: Vec<PortPause>,
     /// Every PFC frame received, in event order.
-    records: Vec<PfcRecord>,
+    records: Vec<PauseRecord>,
     /// Bit `p` set for each data priority `p`: a NIC whose paused priorities cover it has every flow stopped.
     all_priorities: u64,
     frames: FrameCounts,
@@ -55,18 +55,8 @@ pub struct Pfc {
 
 impl Pfc {
     /// Every PFC frame received so far, in event order (HPCC's `pfc.txt`).
-    pub fn records(&self) -> &[PfcRecord] {
+    pub fn records(&self) -> &[PauseRecord] {
         &self.records
-    }
-
-    /// The frames every shard's PFC received so far, in HPCC's `pfc.txt` order: by time, then node and port.
-    pub fn merged_records(shards: &[&Pfc]) -> Vec<PfcRecord> {
-        let mut all: Vec<PfcRecord> = shards
-            .iter()
-            .flat_map(|p| p.records.iter().copied())
-            .collect();
-        all.sort_by_key(|r| (r.time, r.node.0, r.if_index, r.pause));
-        all
     }
 
     /// The pause state and paused time of `port`'s transmitter.
@@ -117,7 +107,7 @@ impl Pfc {
     ) -> (u8, bool, bool) {
         let prio = p.seq as u8;
         let pause = p.kind == PacketKind::PAUSE;
-        self.records.push(PfcRecord {
+        self.records.push(PauseRecord {
             time: now,
             node,
             node_type,
@@ -325,5 +315,14 @@ impl Describe for Pfc {
         };
         fab.enable_pausing();
         Ok(pfc)
+    }
+
+    fn pause_records(shards: &[&Pfc]) -> Option<Vec<PauseRecord>> {
+        let mut all: Vec<PauseRecord> = shards
+            .iter()
+            .flat_map(|p| p.records.iter().copied())
+            .collect();
+        all.sort_by_key(|r| (r.time, r.node.0, r.if_index, r.pause));
+        Some(all)
     }
 }

@@ -1,9 +1,7 @@
 //! The upstream side of PFC: which priorities a transmitting port was told to stop and for how long
-//! ([`PortPause`]), and HPCC's `pfc.txt` record of each frame ([`PfcRecord`]).
+//! ([`PortPause`]).
 
-use std::fmt;
-
-use bfcsim_core::{NodeId, Time};
+use bfcsim_core::Time;
 
 use super::config::MAX_PRIORITIES;
 
@@ -114,36 +112,5 @@ fn fraction(part: Time, whole: Time) -> f64 {
         0.0
     } else {
         part.ps() as f64 / whole.ps() as f64
-    }
-}
-
-/// One line of HPCC's `pfc.txt` (ns-3 `third.cc` `get_pfc`, hooked to `QbbNetDevice`'s `QbbPfc` trace): a PFC
-/// frame received by a port, `time_ns node_id node_type if_index type` with type 1 pause, 0 resume.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PfcRecord {
-    /// When the frame arrived (written in whole nanoseconds, rounded down).
-    pub time: Time,
-    /// The node whose port received it: the upstream that is paused or resumed.
-    pub node: NodeId,
-    /// 0 for a host, 1 for a switch (ns-3 `Node::GetNodeType`).
-    pub node_type: u8,
-    /// The receiving port in ns-3 numbering: device 0 is the loopback, so a node's first link is 1 (our local
-    /// port index + 1).
-    pub if_index: u32,
-    /// PAUSE (true) or RESUME (false).
-    pub pause: bool,
-}
-
-impl fmt::Display for PfcRecord {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {} {} {} {}",
-            self.time.ns(),
-            self.node.0,
-            self.node_type,
-            self.if_index,
-            u8::from(self.pause)
-        )
     }
 }

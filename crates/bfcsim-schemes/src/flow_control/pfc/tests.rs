@@ -350,7 +350,7 @@ fn port_pause_accounts_paused_time() {
 
 #[test]
 fn pfc_record_matches_hpcc_format() {
-    let r = PfcRecord {
+    let r = PauseRecord {
         time: Time::from_ps(2_000_001_234_567),
         node: NodeId(130),
         node_type: 1,
@@ -358,7 +358,7 @@ fn pfc_record_matches_hpcc_format() {
         pause: true,
     };
     assert_eq!(r.to_string(), "2000001234 130 1 3 1");
-    let r = PfcRecord {
+    let r = PauseRecord {
         pause: false,
         node_type: 0,
         ..r

@@ -1,0 +1,223 @@
+//! The NIC and switch side of end-to-end congestion control: what a controller asks of the network besides
+//! carrying its ACKs, as hooks the fabric calls at fixed points and that act only through the verbs of
+//! [`crate::fabric`] (so they run against [`crate::fabric::fake::FakeFabric`] in tests, with no event loop).
+//!
+//! | point | hook | who needs it |
+//! |---|---|---|
+//! | a data packet is built | [`CcNic::data_overhead`] | HPCC: its INT header's bytes (BFC §6.3's 80 B) |
+//! | a paced flow comes up in its NIC's round | [`next_send`] | the rate controllers (DCQCN, HPCC, rate-based DCTCP) |
+//! | a data packet leaves its NIC | [`CcNic::data_sent`] | DCQCN's byte counter; HPCC's fresh INT stack |
+//! | a data packet leaves a switch port | [`CcNic::egress`] | HPCC's INT record (HPCC §3.2) |
+//! | data reaches its receiver | [`CcNic::notifier`], [`Notifier::on_data`] | DCQCN's notification point (§3): a CNP |
+//! | the receiver builds a reply | [`CcNic::reply_built`] | HPCC: the data packet's INT stack echoed in its ACK |
+//! | an ACK reaches the sender | [`CcNic::ack_arrived`] | every controller |
+//! | a CNP reaches the sender | [`CcNic::notification_arrived`] | DCQCN's reaction point |
+//! | a switch drops a data packet | [`CcNic::switch_dropped`] | drop notices (BFC §6.2.1's HPCC-PFC, `hpcc-ideal-retx`) |
+//!
+//! The fabric owns the mechanisms these hooks drive: the NIC's rate limiter, which holds a flow until
+//! [`next_send`] and keeps one wake-up per flow at its controller's `next_timer` (re-read at each
+//! [`NicOps::controller_changed`]), and the side table of INT stacks ([`bfcsim_net::int::IntStacks`]), which
+//! crosses shards with its packets. Which of them a run turns on, and what they record, is decided here.
+
+use bfcsim_core::{Bytes, PacketId, PortId, Time};
+use bfcsim_net::int::{IntHop, IntStack};
+use bfcsim_net::packet::{Packet, PacketKind};
+
+use super::dcqcn::CnpGenerator;
+use super::{AckSignal, CcConfig, CongestionControl, Notifier};
+use crate::fabric::{NicOps, Scheme, SwitchOps};
+
+/// The NIC and switch side of a run's congestion control, made once from its configuration. `Copy`: the
+/// fabric hands a copy each hook, which reads its few flags.
+#[derive(Clone, Copy, Debug)]
+pub struct CcNic {
+    paced: bool,
+    notifier: Notifier,
+    int_overhead: Option<u32>,
+    drop_notices: bool,
+}
+
+impl CcNic {
+    /// The side `cc` needs; `drop_notices` when switches tell a sender at once that they dropped its data
+    /// (`switch.drop_notification`).
+    pub fn new(cc: &CcConfig, drop_notices: bool) -> CcNic {
+        let (paced, int_overhead, notifier) = match cc {
+            CcConfig::Dcqcn(c) => (true, None, Notifier::Cnp(CnpGenerator::new(c.cnp_interval))),
+            CcConfig::Hpcc(c) => (true, Some(c.int_overhead.0 as u32), Notifier::Silent),
+            CcConfig::DctcpRate(_) => (true, None, Notifier::Silent),
+            CcConfig::None(_) | CcConfig::Dctcp(_) | CcConfig::RttTarget(_) => {
+                (false, None, Notifier::Silent)
+            }
+        };
+        CcNic {
+            paced,
+            notifier,
+            int_overhead,
+            drop_notices,
+        }
+    }
+
+    /// The controller paces or has timers: the NIC runs its rate limiter ([`next_send`]) and the
+    /// controller's timers.
+    #[inline]
+    pub fn paced(&self) -> bool {
+        self.paced
+    }
+
+    /// Switches stamp INT records on data packets, and receivers echo them.
+    #[inline]
+    pub fn stamps(&self) -> bool {
+        self.int_overhead.is_some()
+    }
+
+    /// Bytes congestion control adds to each data packet (HPCC's INT header).
+    #[inline]
+    pub fn data_overhead(&self) -> u32 {
+        self.int_overhead.unwrap_or(0)
+    }
+
+    /// Switches tell a sender at once that they dropped its data.
+    #[inline]
+    pub fn drop_notices(&self) -> bool {
+        self.drop_notices
+    }
+
+    /// A fresh receiver side for one flow: what its receiver sends back besides ACKs (DCQCN's CNPs).
+    #[inline]
+    pub fn notifier(&self) -> Notifier {
+        self.notifier
+    }
+
+    /// Data packet `pkt` of `size` wire bytes of the flow in `slot` starts transmission at its NIC: the
+    /// controller counts its bytes (DCQCN's byte counter), and the packet's INT stack starts empty.
+    #[inline(never)]
+    pub fn data_sent<F: NicOps>(&self, fab: &mut F, slot: usize, pkt: PacketId, size: u32) {
+        let now = fab.now();
+        fab.controller(slot).0.on_send(now, size as u64);
+        if self.stamps() {
+            fab.int_stacks_mut().get_mut(pkt).clear();
+        }
+        fab.controller_changed(slot);
+    }
+
+    /// Data packet `pkt` starts transmission on switch egress `port` (switch port `sp`).
+    #[inline]
+    pub fn egress<F: SwitchOps>(&self, fab: &mut F, port: PortId, sp: u32, pkt: PacketId) {
+        if self.stamps() {
+            stamp(fab, port, sp, pkt);
+        }
+    }
+
+    /// The receiver built `reply` of `kind` for data packet `data` ([`PacketId::NONE`] for a scheme's reply
+    /// to a header): an ACK carries the data packet's INT stack back to its sender (HPCC ns-3 `ReceiveUdp`).
+    #[inline]
+    pub fn reply_built<F: NicOps>(
+        &self,
+        fab: &mut F,
+        kind: PacketKind,
+        data: PacketId,
+        reply: PacketId,
+    ) {
+        if self.stamps() && kind == PacketKind::ACK && data != PacketId::NONE {
+            fab.int_stacks_mut().echo(data, reply);
+        }
+    }
+
+    /// ACK `ack` (its id `pkt`) of the flow in `slot` reached the sender, acknowledging `newly_acked` more
+    /// payload bytes, `rtt` after its data packet left: the controller reads it ([`AckSignal`]).
+    // Always inlined: every ACK of every scheme passes here, and a call of its own cost DCTCP 0.3% of its
+    // instructions.
+    #[inline(always)]
+    pub fn ack_arrived<F: NicOps>(
+        &self,
+        fab: &mut F,
+        slot: usize,
+        (ack, pkt): (&Packet, PacketId),
+        newly_acked: u64,
+        rtt: Time,
+    ) {
+        let now = fab.now();
+        let snd_nxt = fab.sender(slot).snd_nxt();
+        let stamps = self.stamps();
+        let (cc, stacks) = fab.controller(slot);
+        let signal = AckSignal {
+            newly_acked,
+            ce_bytes: ack.aux as u64,
+            ack_seq: ack.seq,
+            snd_nxt,
+            rtt: Some(rtt),
+            mark: ack.mark,
+            int: if stamps {
+                stacks.get(pkt)
+            } else {
+                &IntStack::EMPTY
+            },
+        };
+        cc.on_ack(now, &signal);
+        fab.controller_changed(slot);
+    }
+
+    /// A congestion notification (a CNP) for the flow in `slot` reached its sender.
+    #[inline]
+    pub fn notification_arrived<F: NicOps>(&self, fab: &mut F, slot: usize) {
+        let now = fab.now();
+        fab.controller(slot).0.on_cnp(now);
+        fab.controller_changed(slot);
+    }
+
+    /// A switch dropped packet `p`: with drop notices, a data packet's sender learns it at once
+    /// ([`loss_notice`]).
+    #[inline]
+    pub fn switch_dropped<F: NicOps, S: Scheme>(&self, fab: &mut F, side: &mut S, p: &Packet) {
+        if self.drop_notices && p.kind == PacketKind::DATA {
+            loss_notice(fab, side, p);
+        }
+    }
+}
+
+/// Stamps switch egress `port`'s INT record on data packet `pkt` as it leaves switch port `sp` (HPCC ns-3
+/// `SwitchNotifyDequeue`; [`bfcsim_net::int`] says what each field holds): the bytes the port sent before it,
+/// the bytes still queued after it.
+#[inline(never)]
+fn stamp<F: SwitchOps>(fab: &mut F, port: PortId, sp: u32, pkt: PacketId) {
+    let hop = IntHop {
+        ts: fab.now(),
+        tx_bytes: fab.tx_bytes(port),
+        qlen: fab.queues(sp).bytes(),
+        rate: fab.link_rate(port),
+    };
+    fab.int_stacks_mut().push(pkt, hop);
+}
+
+/// When a paced flow whose last data packet of `last_size` wire bytes started at `last_send` may start its
+/// next (the contract of [`CongestionControl::rate`]; HPCC ns-3 `RdmaHw::UpdateNextAvail`). The rate is read
+/// when the NIC looks at the flow, which is exactly ns-3's `ChangeRate` moving `m_nextAvail` by the last
+/// packet's time at the new rate less its time at the old one. [`Time::ZERO`] when the controller does not
+/// pace or the flow has sent nothing.
+#[inline]
+pub fn next_send(cc: &impl CongestionControl, last_send: Time, last_size: u32) -> Time {
+    match cc.rate() {
+        Some(r) if last_size > 0 => last_send + r.tx_time(Bytes(last_size as u64)),
+        _ => Time::ZERO,
+    }
+}
+
+/// Data packet `p` is known lost before any ACK could say so (a switch's drop notice, or the NACK of its
+/// trimmed header): its sender resends it ([`crate::transport::Sender::handle_drop_notice`]) and, if it
+/// will, its controller reacts to the loss, the retransmission timer starts afresh and the flow is readied.
+#[inline(never)]
+pub fn loss_notice<F: NicOps, S: Scheme>(fab: &mut F, side: &mut S, p: &Packet) {
+    let Some(slot) = fab.flow_slot(p.flow) else {
+        return;
+    };
+    let now = fab.now();
+    let sender = fab.sender_mut(slot);
+    let before = sender.snd_nxt();
+    if sender.handle_drop_notice(p.seq, p.sent_at, now) {
+        fab.controller(slot).0.on_loss(now, before);
+        let h = fab.flow(p.flow).src_host;
+        fab.restart_rto(h, slot);
+        fab.controller_changed(slot);
+        fab.make_ready(side, p.flow);
+    }
+}
