@@ -125,8 +125,8 @@ impl CcNic {
 
     /// ACK `ack` (its id `pkt`) of the flow in `slot` reached the sender, acknowledging `newly_acked` more
     /// payload bytes, `rtt` after its data packet left: the controller reads it ([`AckSignal`]).
-    // Always inlined: every ACK of every scheme passes here, and a call of its own cost DCTCP 0.3% of its
-    // instructions.
+    // Always inlined: every ACK of every scheme passes here, as the controller's own call did before this
+    // hook (BENCHMARKS.md's engine v2 table).
     #[inline(always)]
     pub fn ack_arrived<F: NicOps>(
         &self,
