@@ -227,7 +227,7 @@ impl IntStacks {
     /// `ReceiveUdp`). The reply may have taken the data packet's slot, freed as it was received: its stack is
     /// then already in place.
     pub fn echo(&mut self, data: PacketId, reply: PacketId) {
-        self.get_mut(reply);
+        self.get_mut(reply); // grows the table to the reply's slot; the data packet's is there
         let (data, reply) = (data.idx(), reply.idx());
         if data < reply {
             let (low, high) = self.0.split_at_mut(reply);

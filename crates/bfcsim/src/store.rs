@@ -18,13 +18,12 @@
 //!   claim file, which the next claimant takes (a finished run's claim file is removed).
 //!
 //! The name of the experiment, `run.threads`, `[output]` and `[limits]` are left out of the key: none changes a
-//! result (a reused run has the files its first run wrote). The key
-//! changes with the version (`CARGO_PKG_VERSION`) and with the behaviour fingerprint, so results of another
-//! release, or of an engine that simulates a fingerprint scenario differently, are not reused; builds of one
-//! release that simulate those alike share their runs (a change the fingerprint scenarios do not see, such as
-//! a topology builder they do not use, keeps the keys: delete the runs then). Delete a run's directory to force it
-//! again. `done.json` records what made the
-//! run ([`Made`]: commit, fingerprint, wall time), which a figure's report lists.
+//! result (a reused run has the files its first run wrote). The key changes with the version (`CARGO_PKG_VERSION`)
+//! and with the behaviour fingerprint, so results of another release, or of an engine that simulates a fingerprint
+//! scenario differently, are not reused; builds of one release that simulate those alike share their runs (a
+//! change the fingerprint scenarios do not see, such as a topology builder they do not use, keeps the keys: delete
+//! the runs then). Delete a run's directory to force it again. `done.json` records what made the run ([`Made`]:
+//! commit, fingerprint, wall time), which a figure's report lists.
 //!
 //! Every path that runs something (`bfcsim run --sweep`, `bfcsim reproduce`, and one Slurm array task) goes
 //! through [`Store::get_or_run`]; [`Store::run_all`] runs many, `jobs` at a time on a rayon pool, with a
@@ -373,10 +372,9 @@ impl Store {
         let first: Vec<Option<RunResult>> = pool.install(|| {
             runs.par_iter()
                 .enumerate()
-                .map(|(i, run)| match self.get_or_run_unless(run, true) {
-                    Ok(None) => None,
-                    Ok(Some(got)) => Some(ended(i, Ok(got))),
-                    Err(e) => Some(ended(i, Err(e))),
+                .map(|(i, run)| {
+                    let got = self.get_or_run_unless(run, true).transpose();
+                    got.map(|result| ended(i, result))
                 })
                 .collect()
         });
