@@ -2,7 +2,9 @@
 //! figure's report can say which engine made them: `git rev-parse` of the checkout, `-dirty` when tracked files
 //! differ from it, `unknown` outside a git checkout (a source archive). And bundles the repository's `experiments/`
 //! tree into the binary (`OUT_DIR/bundle.rs`, read by `src/bundle.rs`), so that an installed `bfcsim` runs the
-//! README's experiments and reproduces figures from any directory.
+//! README's experiments and reproduces figures from any directory. And embeds the fingerprint tables of the schemes
+//! that have their own (`tests/fingerprints/NAME.txt`, `OUT_DIR/scheme_fingerprints.rs`, read by
+//! `src/provenance.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -68,6 +70,36 @@ fn main() {
     }
     println!("cargo:rustc-env=BFCSIM_COMMIT={commit}");
     bundle(&root.join("experiments"));
+    scheme_fingerprints(&root.join("crates/bfcsim/tests/fingerprints"));
+}
+
+/// Writes `OUT_DIR/scheme_fingerprints.rs`: `SCHEME_FINGERPRINTS`, each `dir/NAME.txt` as its preset's name and
+/// its bytes, sorted by name.
+fn scheme_fingerprints(dir: &Path) {
+    watch(dir);
+    let mut files = Vec::new();
+    walk(dir, Path::new(""), &mut files);
+    files.retain(|f| f.extension().is_some_and(|e| e == "txt"));
+    files.sort();
+    let mut code = String::from(
+        "/// The schemes with a fingerprint table of their own: preset name, the table's bytes.\n\
+         pub static SCHEME_FINGERPRINTS: &[(&str, &[u8])] = &[\n",
+    );
+    for rel in &files {
+        let abs = dir.join(rel);
+        let stem = rel.file_stem().expect("NAME.txt").to_string_lossy();
+        code.push_str(&format!(
+            "    ({stem:?}, include_bytes!({:?})),\n",
+            abs.canonicalize()
+                .unwrap_or(abs.clone())
+                .display()
+                .to_string()
+        ));
+    }
+    code.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+        .join("scheme_fingerprints.rs");
+    std::fs::write(&out, code).expect("writing scheme_fingerprints.rs");
 }
 
 /// Every file under `dir`, sorted, relative to `dir`.

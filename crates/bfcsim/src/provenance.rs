@@ -6,6 +6,11 @@
 //! fingerprint scenarios alike: within one release a run stored by one is reused by the other (the store's key
 //! holds the version and the fingerprint), and a report is current for main when its runs have main's
 //! fingerprint, whichever commits made them.
+//!
+//! `fingerprints.txt` holds the schemes the atlas was first made with; a scheme added since records its lines
+//! in a table of its own, `tests/fingerprints/NAME.txt` (NAME its preset), so that adding a scheme leaves every
+//! other scheme's runs and reports current. A run of such a scheme has the fingerprint [`behaviour_of`] it: the
+//! hash of the main fingerprint and its own table, which a change of either moves.
 
 use std::sync::LazyLock;
 
@@ -25,6 +30,33 @@ static BEHAVIOUR: LazyLock<String> =
 /// The behaviour fingerprint of this build (12 hex digits of the SHA-256 of `tests/fingerprints.txt`).
 pub fn behaviour() -> &'static str {
     &BEHAVIOUR
+}
+
+mod own {
+    include!(concat!(env!("OUT_DIR"), "/scheme_fingerprints.rs"));
+}
+
+/// Whether preset `scheme` has a fingerprint table of its own (`tests/fingerprints/NAME.txt`).
+pub fn has_own_table(scheme: &str) -> bool {
+    own::SCHEME_FINGERPRINTS
+        .iter()
+        .any(|(name, _)| *name == scheme)
+}
+
+/// The behaviour fingerprint of this build's runs of preset `scheme`: [`behaviour`], or for a scheme with a
+/// table of its own, 12 hex digits of the SHA-256 of `behaviour()` and that table.
+pub fn behaviour_of(scheme: &str) -> String {
+    match own::SCHEME_FINGERPRINTS
+        .iter()
+        .find(|(name, _)| *name == scheme)
+    {
+        Some((_, table)) => {
+            let mut bytes = format!("{}\0", behaviour()).into_bytes();
+            bytes.extend_from_slice(table);
+            short_hash(&bytes)
+        }
+        None => behaviour().to_string(),
+    }
 }
 
 /// 12 hex digits of the SHA-256 of `bytes`.
@@ -55,6 +87,14 @@ impl Build {
             version: VERSION.into(),
             commit: COMMIT.into(),
             behaviour: behaviour().into(),
+        }
+    }
+
+    /// This binary, for runs of preset `scheme` ([`behaviour_of`]).
+    pub fn running(scheme: &str) -> Build {
+        Build {
+            behaviour: behaviour_of(scheme),
+            ..Build::this()
         }
     }
 }
@@ -103,8 +143,13 @@ pub struct ReportProvenance {
     pub scale: Scale,
     /// The digest of the figure's definition ([`definition_digest`]).
     pub definition: String,
-    /// The build that wrote the report (its runs all have its behaviour fingerprint: a run's key holds it).
+    /// The build that wrote the report (its runs have its behaviour fingerprint, a run's key holds it; those
+    /// of a scheme with a table of its own have the one in `schemes`).
     pub written_by: Build,
+    /// The behaviour fingerprints of the figure's schemes that have a fingerprint table of their own, by preset
+    /// ([`behaviour_of`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemes: std::collections::BTreeMap<String, String>,
     /// The commits that simulated the runs, with how many each.
     pub run_commits: std::collections::BTreeMap<String, usize>,
     /// Runs.
@@ -153,6 +198,17 @@ pub fn definition_digest(
         h.update(read(&f)?);
     }
     Ok(hex(&h.finalize()[..6]))
+}
+
+/// The behaviour fingerprints of the schemes of `runs` that have a fingerprint table of their own, by preset.
+pub fn own_behaviours(
+    runs: &[crate::figure::PlannedRun],
+) -> std::collections::BTreeMap<String, String> {
+    runs.iter()
+        .map(|r| r.run.config.scheme.name.as_str())
+        .filter(|s| has_own_table(s))
+        .map(|s| (s.to_string(), behaviour_of(s)))
+        .collect()
 }
 
 /// Where a figure's committed report stands against this build (`bfcsim reproduce --status`).
@@ -208,10 +264,39 @@ pub fn report_state(
                 behaviour()
             ));
         }
+        for (scheme, now) in own_behaviours(&runs) {
+            let then = provenance
+                .schemes
+                .get(&scheme)
+                .map_or("none", String::as_str);
+            if then != now {
+                stale.push(format!(
+                    "{scheme} behaves differently (fingerprint {then} → {now})"
+                ));
+            }
+        }
         return Ok(ReportState::Recorded {
             provenance: Box::new(provenance),
             stale,
         });
     }
     Ok(ReportState::Missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The schemes of the main table have its fingerprint; one with a table of its own has another, which both
+    /// tables make.
+    #[test]
+    fn a_scheme_has_the_main_fingerprint_unless_it_has_a_table_of_its_own() {
+        assert!(!has_own_table("dctcp"));
+        assert_eq!(behaviour_of("dctcp"), behaviour());
+        assert_eq!(Build::running("dctcp"), Build::this());
+        for (name, _) in own::SCHEME_FINGERPRINTS {
+            assert!(has_own_table(name));
+            assert_ne!(behaviour_of(name), behaviour(), "{name}");
+        }
+    }
 }

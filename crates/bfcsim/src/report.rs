@@ -355,6 +355,7 @@ fn provenance_of(results: &Results) -> ReportProvenance {
         scale: Scale::of(results.quick),
         definition: results.definition.clone(),
         written_by: Build::this(),
+        schemes: crate::provenance::own_behaviours(results.runs),
         run_commits,
         runs: results.runs.len(),
         seeds: results.figure.seeds(results.quick).to_vec(),
@@ -378,9 +379,19 @@ fn provenance_words(p: &ReportProvenance, md: &mut String) {
         .iter()
         .map(|(c, n)| format!("`{c}` ({n} runs)"))
         .collect();
+    let own: Vec<String> = p
+        .schemes
+        .iter()
+        .map(|(s, b)| format!("its {s} runs `{b}`"))
+        .collect();
+    let shared = if own.is_empty() {
+        ", which its runs share".to_string()
+    } else {
+        format!("; {}", own.join(", "))
+    };
     let _ = writeln!(
         md,
-        "Made by bfcsim {} at commit `{}` (behaviour fingerprint `{}`, which its runs share) from the definition \
+        "Made by bfcsim {} at commit `{}` (behaviour fingerprint `{}`{shared}) from the definition \
          with digest `{}`. Its {} runs were simulated by commit {} in {} (each run's wall time × its threads, added up).\n",
         p.written_by.version,
         p.written_by.commit,

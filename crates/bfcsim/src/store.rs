@@ -84,7 +84,7 @@ impl RunSpec {
             .to_path_buf();
         let inputs = Resolved::inputs(&config, &base)
             .map_err(|e| format!("{}: {e}", self.experiment.display()))?;
-        let key = Resolved::key(&inputs);
+        let key = Resolved::key(&inputs, &config.scheme.name);
         // The directory's name identifies the run; the file's name would differ between figures sharing it.
         config.name = key.clone();
         Ok(Resolved {
@@ -128,10 +128,10 @@ impl Resolved {
         Ok(hex(&h.finalize()))
     }
 
-    /// The run's key: 12 hex digits of the SHA-256 of the bfcsim version, this build's behaviour fingerprint and
-    /// the run's [`Resolved::inputs`].
-    pub fn key(inputs: &str) -> String {
-        let build = Build::this();
+    /// The run's key: 12 hex digits of the SHA-256 of the bfcsim version, this build's behaviour fingerprint for
+    /// preset `scheme` ([`crate::provenance::behaviour_of`]) and the run's [`Resolved::inputs`].
+    pub fn key(inputs: &str, scheme: &str) -> String {
+        let build = Build::running(scheme);
         short_hash(format!("{}\0{}\0{inputs}", build.version, build.behaviour).as_bytes())
     }
 }
@@ -338,7 +338,7 @@ impl Store {
         write_json(&dir.join(DIGEST), &digest).map_err(|e| io("writing", e))?;
         let done = Made {
             key: run.key.clone(),
-            build: Build::this(),
+            build: Build::running(&run.config.scheme.name),
             wall_seconds: outcome.wall_secs,
             threads: outcome.threads,
         };

@@ -1,8 +1,10 @@
 //! Issue 16: behaviour fingerprints (OMNeT++'s). Every named scheme runs two small scenarios; each run's
 //! fingerprint (a hash over every packet's every hop, `Sim::fingerprint`) and a few counts must equal the ones
-//! recorded in `tests/fingerprints.txt`. Any change of behaviour, even one byte more in an ACK, changes a
-//! fingerprint and fails this test, naming the scenario, the scheme and what changed. A deliberate change is
-//! accepted by recording the table again:
+//! recorded in `tests/fingerprints.txt`, or for a scheme added after the atlas was first made, in its own
+//! `tests/fingerprints/NAME.txt` (so that adding a scheme keeps every other scheme's stored runs and reports
+//! current: `bfcsim::provenance`). Any change of behaviour, even one byte more in an ACK, changes a fingerprint and
+//! fails this test, naming the scenario, the scheme and what changed. A deliberate change is accepted by recording
+//! the tables again:
 //!
 //!     BFCSIM_RECORD_FINGERPRINTS=1 cargo test -p bfcsim --test fingerprints
 //!
@@ -108,43 +110,91 @@ fn table_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fingerprints.txt")
 }
 
+/// The directory of the tables of schemes added since the main table.
+fn own_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fingerprints")
+}
+
+/// The lines of a table that are not comments, as (`scenario scheme`, values).
+fn rows(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            match fields.as_slice() {
+                [scenario, scheme, values @ ..] => {
+                    Some((format!("{scenario} {scheme}"), values.join(" ")))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn write(path: &Path, text: &str) {
+    let tmp = path.with_extension("txt.tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
 #[test]
 fn every_scheme_behaves_as_recorded() {
-    // (scenario scheme, values), in table order.
+    // (scheme, scenario scheme, values), in table order.
     let mut now = Vec::new();
     for scheme in presets::names() {
         for (scenario, overrides) in scenarios(scheme) {
-            now.push((format!("{scenario} {scheme}"), measure(overrides)));
+            now.push((scheme, format!("{scenario} {scheme}"), measure(overrides)));
         }
     }
-    let mut text = format!(
+    let header = format!(
         "# Fingerprints of small runs (crates/bfcsim/tests/fingerprints.rs): scenario, scheme, {}.\n\
          # Re-record only for a deliberate change of behaviour, and say why in the commit message:\n\
          #   BFCSIM_RECORD_FINGERPRINTS=1 cargo test -p bfcsim --test fingerprints\n",
         COLUMNS.join(", ")
     );
-    for (case, values) in &now {
-        let _ = writeln!(text, "{case} {}", values.join(" "));
-    }
     let path = table_path();
-    if std::env::var_os("BFCSIM_RECORD_FINGERPRINTS").is_some() {
-        let tmp = path.with_extension("txt.tmp");
-        std::fs::write(&tmp, &text).unwrap();
-        std::fs::rename(&tmp, &path).unwrap();
-        eprintln!("recorded {} fingerprints in {}", now.len(), path.display());
-        return;
-    }
     let recorded = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}; record it (see the test's doc)", path.display()));
-    let mut table = std::collections::BTreeMap::new();
-    for line in recorded.lines().filter(|l| !l.starts_with('#')) {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if let [scenario, scheme, values @ ..] = fields.as_slice() {
-            table.insert(format!("{scenario} {scheme}"), values.join(" "));
+    let mut table: std::collections::BTreeMap<String, String> =
+        rows(&recorded).into_iter().collect();
+    // The schemes of the main table stay there; any other has its own.
+    let main: std::collections::BTreeSet<String> = table
+        .keys()
+        .filter_map(|case| case.split(' ').nth(1).map(str::to_string))
+        .collect();
+    if std::env::var_os("BFCSIM_RECORD_FINGERPRINTS").is_some() {
+        let mut texts = std::collections::BTreeMap::new();
+        for (scheme, case, values) in &now {
+            let file = if main.contains(*scheme) {
+                path.clone()
+            } else {
+                own_dir().join(format!("{scheme}.txt"))
+            };
+            let text = texts.entry(file).or_insert_with(|| header.clone());
+            let _ = writeln!(text, "{case} {}", values.join(" "));
         }
+        std::fs::create_dir_all(own_dir()).unwrap();
+        for entry in std::fs::read_dir(own_dir()).unwrap().flatten() {
+            if !texts.contains_key(&entry.path()) {
+                std::fs::remove_file(entry.path()).unwrap();
+            }
+        }
+        for (file, text) in &texts {
+            write(file, text);
+        }
+        eprintln!(
+            "recorded {} fingerprints in {} tables",
+            now.len(),
+            texts.len()
+        );
+        return;
+    }
+    for entry in std::fs::read_dir(own_dir()).into_iter().flatten().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        table.extend(rows(&text));
     }
     let mut changes = Vec::new();
-    for (case, values) in &now {
+    for (_, case, values) in &now {
         let Some(old) = table.remove(case) else {
             changes.push(format!("{case}: not recorded (a new scheme or scenario)"));
             continue;
