@@ -74,6 +74,13 @@ pub enum Call {
         /// Held back (else let go).
         held: bool,
     },
+    /// [`SwitchOps::reroute`].
+    Reroute {
+        /// The packet.
+        pkt: PacketId,
+        /// The port routing chose.
+        egress: PortId,
+    },
     /// [`SwitchOps::send_frame`].
     Frame {
         /// The port it leaves by.
@@ -649,6 +656,22 @@ impl SwitchOps for FakeFabric {
             at,
             batched: true,
         });
+    }
+    /// Takes the first of the routes' next hops toward the packet's destination, and logs the call.
+    fn reroute(&mut self, e: &Entry) -> Entry {
+        let p = *self.packets.get(e.pkt);
+        let egress = self.routes.next_hops(self.switches[e.s].0, p.dst_host)[0];
+        let Device::Switch(out_sp) = self.device[egress.idx()] else {
+            unreachable!("a switch's port")
+        };
+        self.log.push(Call::Reroute { pkt: e.pkt, egress });
+        Entry {
+            out_sp,
+            out_local: self.sw_ports[out_sp as usize].1,
+            egress,
+            p,
+            ..*e
+        }
     }
     fn toward_source(&self, id: FlowId, s: usize) -> PortId {
         let f = &self.flows[id.idx()];

@@ -176,6 +176,10 @@ pub trait SwitchOps: FabricOps {
     /// [`FabricOps::arm_timer`] for timers on a grid, many ports at an instant: the ports due at one instant
     /// share one event. Armings must come in non-decreasing order of `at`.
     fn arm_batched_timer(&mut self, port: PortId, at: Time);
+    /// Routes packet `e` afresh at its switch, after the scheme turned it round (changed its kind and
+    /// `dst_host`: NDP's return to sender): the entry toward its new destination, to admit and queue there, by
+    /// the fabric's routing and load balancing. The scheme kicks the new egress port once the packet is queued.
+    fn reroute(&mut self, e: &Entry) -> Entry;
     /// The port of switch `s` that leads back towards flow `id`'s source along the path its data takes under
     /// flow-level ECMP.
     fn toward_source(&self, id: FlowId, s: usize) -> PortId;

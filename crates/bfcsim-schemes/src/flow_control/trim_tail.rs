@@ -101,31 +101,64 @@ pub struct TrimTail {
     stats: TrimTailStats,
 }
 
+/// What [`trim_enqueue`] did with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trimmed {
+    /// It joined its class's queue as it is.
+    Queued,
+    /// It goes in the control queue as a header, cut here (`cut`) or at an earlier hop; the scheme bounds that
+    /// queue and places it ([`queue_header`]).
+    Header {
+        /// Its payload is still to be cut.
+        cut: bool,
+    },
+}
+
+/// A switch's trimming enqueue, which NDP's switches share (Handley et al. §3.1): data packet `e` joins its
+/// class's queue while that holds fewer than `queue_packets` packets; past them it is to be cut to a header.
+/// A header cut at an earlier hop rides the control queue at every hop; other packets, and data no larger than
+/// a header, are queued as without a scheme.
+pub fn trim_enqueue<F: SwitchOps>(
+    fab: &mut F,
+    e: &Entry,
+    queue_packets: u32,
+    header: u32,
+) -> Result<Trimmed, DropReason> {
+    let queue = fab.layout().data_queue_for(e.p.class, e.p.hash);
+    let full = fab.queues(e.out_sp).queue_len(queue) >= queue_packets as usize;
+    let cut = e.p.kind == PacketKind::DATA && full && !e.p.trimmed() && e.p.size > header;
+    if cut || e.p.trimmed() {
+        return Ok(Trimmed::Header { cut });
+    }
+    fab.admit(e, queue)?;
+    fab.push(e, queue);
+    Ok(Trimmed::Queued)
+}
+
+/// Queues header `e` in its port's control queue, cutting its payload to `header` bytes first if `cut`.
+pub fn queue_header<F: SwitchOps>(
+    fab: &mut F,
+    e: &Entry,
+    cut: bool,
+    header: u32,
+) -> Result<(), DropReason> {
+    let h = if cut { fab.trim(e, header) } else { *e };
+    fab.admit(&h, 0)?;
+    fab.push(&h, 0);
+    Ok(())
+}
+
 impl SwitchSide for TrimTail {
     fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
-        let queue = fab.layout().data_queue_for(e.p.class, e.p.hash);
-        let full = fab.queues(e.out_sp).queue_len(queue) >= self.cfg.queue_packets as usize;
-        // A packet no larger than a header has nothing to cut: it joins its queue as without the scheme.
-        let cut =
-            e.p.kind == PacketKind::DATA && full && !e.p.trimmed() && e.p.size > self.cfg.header;
-        if !cut && !e.p.trimmed() {
-            fab.admit(e, queue)?;
-            fab.push(e, queue);
+        let c = &self.cfg;
+        let Trimmed::Header { cut } = trim_enqueue(fab, e, c.queue_packets, c.header)? else {
             return Ok(());
-        }
-        // A header, cut here or at an earlier hop, rides the control queue at every hop.
-        if fab.queues(e.out_sp).queue_len(0) >= self.cfg.header_packets as usize {
+        };
+        if fab.queues(e.out_sp).queue_len(0) >= c.header_packets as usize {
             self.stats.header_drops += 1;
             return Err(DropReason::HeaderQueueFull);
         }
-        let header = if cut {
-            fab.trim(e, self.cfg.header)
-        } else {
-            *e
-        };
-        fab.admit(&header, 0)?;
-        fab.push(&header, 0);
-        Ok(())
+        queue_header(fab, e, cut, c.header)
     }
 }
 

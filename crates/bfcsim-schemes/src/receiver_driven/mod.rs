@@ -5,6 +5,9 @@
 //!   port, and the credit feedback loop.
 //! - [`homa`]: Homa (Montazeri et al., SIGCOMM 2018): unscheduled bytes at priority levels, and the
 //!   receiver's grant scheduler with overcommitment.
+//! - [`ndp`]: NDP (Handley et al., SIGCOMM 2017): trimming switches, and receivers that pace a PULL per
+//!   packet.
 
 pub mod expresspass;
 pub mod homa;
+pub mod ndp;

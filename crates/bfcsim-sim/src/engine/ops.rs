@@ -157,6 +157,9 @@ impl SwitchOps for Fabric {
     fn arm_batched_timer(&mut self, port: PortId, at: Time) {
         Fabric::arm_batched_timer(self, port, at)
     }
+    fn reroute(&mut self, e: &Entry) -> Entry {
+        Fabric::reroute(self, e)
+    }
     fn toward_source(&self, id: FlowId, s: usize) -> PortId {
         Fabric::toward_source(self, id, s)
     }

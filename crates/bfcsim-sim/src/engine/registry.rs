@@ -16,6 +16,7 @@ use bfcsim_schemes::flow_control::pfc::Pfc;
 use bfcsim_schemes::flow_control::trim_tail::TrimTail;
 use bfcsim_schemes::receiver_driven::expresspass::ExpressPass;
 use bfcsim_schemes::receiver_driven::homa::Homa;
+use bfcsim_schemes::receiver_driven::ndp::Ndp;
 use serde::{Deserialize, Serialize};
 
 use super::*;
@@ -175,6 +176,7 @@ schemes! { $
     Pfc => Pfc,
     ExpressPass => ExpressPass,
     Homa => Homa,
+    Ndp => Ndp,
     Aquarius => Aquarius,
     TrimTail => TrimTail,
 }

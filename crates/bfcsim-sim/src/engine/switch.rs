@@ -62,6 +62,16 @@ pub(super) fn flow_tag(p: &Packet) -> u32 {
     }
 }
 
+/// The hash routing picks a packet's next hop by among equal-cost ones: under flow-level ECMP the packet's
+/// `hash` keyed by the switch's `seed`, under spraying a draw of the switch's `rng`.
+#[inline(always)]
+fn route_hash(lb: LoadBalancing, hash: u32, seed: u64, rng: &mut Rng) -> u64 {
+    match lb {
+        LoadBalancing::Ecmp => ecmp_hash(hash as u64, seed),
+        LoadBalancing::Spray => rng.random(),
+    }
+}
+
 impl Fabric {
     /// A packet entered local port `in_local` of switch `s`: route it, admit it into the egress queue, or drop
     /// it.
@@ -81,19 +91,12 @@ impl Fabric {
         let egress = match side.route(self, s, p) {
             Some(port) => port,
             None => {
-                let hash = match self.params.switch.load_balancing {
-                    LoadBalancing::Ecmp => ecmp_hash(p.hash as u64, key.seed),
-                    LoadBalancing::Spray => self.switches[s].rng.random(),
-                };
+                let lb = self.params.switch.load_balancing;
+                let hash = route_hash(lb, p.hash, key.seed, &mut self.switches[s].rng);
                 self.routes.select(key.node, p.dst_host, hash)
             }
         };
-        let out_local = self.port_local[egress.idx()];
-        let out_sp = key.first_sp + out_local as u32;
-        debug_assert!(
-            matches!(self.wires[egress.idx()].owner, Device::Switch(sp) if sp == out_sp),
-            "port {egress} is local port {out_local} of switch {s}"
-        );
+        let (out_sp, out_local) = self.egress_of(s, key.first_sp, egress);
         let sc = &self.params.switch;
         let control = p.kind.is_control()
             && sc.control_priority
@@ -120,6 +123,36 @@ impl Fabric {
             return;
         }
         self.kick(side, egress);
+    }
+
+    /// Egress port `egress` of switch `s`, whose first switch port is `first_sp`, as a switch-port index and its
+    /// local number.
+    #[inline(always)]
+    fn egress_of(&self, s: usize, first_sp: u32, egress: PortId) -> (u32, u16) {
+        let out_local = self.port_local[egress.idx()];
+        let out_sp = first_sp + out_local as u32;
+        debug_assert!(
+            matches!(self.wires[egress.idx()].owner, Device::Switch(sp) if sp == out_sp),
+            "port {egress} is local port {out_local} of switch {s}"
+        );
+        (out_sp, out_local)
+    }
+
+    /// [`SwitchOps::reroute`]: packet `e`, turned round by its scheme, routed afresh at its switch.
+    pub(super) fn reroute(&mut self, e: &Entry) -> Entry {
+        let p = self.packets.get(e.pkt);
+        let key = self.switch_keys[e.s];
+        let lb = self.params.switch.load_balancing;
+        let hash = route_hash(lb, p.hash, key.seed, &mut self.switches[e.s].rng);
+        let egress = self.routes.select(key.node, p.dst_host, hash);
+        let (out_sp, out_local) = self.egress_of(e.s, key.first_sp, egress);
+        Entry {
+            out_sp,
+            out_local,
+            egress,
+            p: *self.packets.get(e.pkt),
+            ..*e
+        }
     }
 
     /// Admits packet `e` into queue `queue` of its egress port's buffer (Dynamic Threshold) and queues it there.
