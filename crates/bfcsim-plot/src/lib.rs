@@ -470,21 +470,30 @@ fn draw_lines<DB: DrawingBackend>(
             (FAMILY, 15).into_font().color(&grey),
         )])?;
     }
-    for l in lines {
+    let coords: Vec<Vec<(f64, f64)>> = lines
+        .iter()
+        .map(|l| {
+            l.points
+                .iter()
+                .filter_map(|&(x, y)| Some((chart.x.to_coord(x)?, chart.y.to_coord(y)?)))
+                .collect()
+        })
+        .collect();
+    let under = covered(&coords, 0.005 * (y1 - y0));
+    for ((l, pts), k) in lines.iter().zip(&coords).zip(under) {
         let col = colour(l.colour);
-        let pts: Vec<(f64, f64)> = l
-            .points
-            .iter()
-            .filter_map(|&(x, y)| Some((chart.x.to_coord(x)?, chart.y.to_coord(y)?)))
-            .collect();
-        let style = col.stroke_width(if l.dashed { 2 } else { 3 });
+        // A line that later ones cover exactly is drawn wider, by 4 px per line on top of it, so that it shows
+        // as a band on each side of them instead of vanishing.
+        let halo = 4 * k;
+        let style = col.stroke_width(if l.dashed { 2 } else { 3 } + halo);
         if l.dashed {
             c.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, style))?;
         } else {
             c.draw_series(LineSeries::new(pts.clone(), style))?;
         }
         if l.markers {
-            c.draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))?;
+            let r = 4 + 3 * k as i32;
+            c.draw_series(pts.iter().map(|&p| Circle::new(p, r, col.filled())))?;
         }
     }
     // The legend, in its own column: a stroke of each line's colour and its name.
@@ -499,6 +508,26 @@ fn draw_lines<DB: DrawingBackend>(
         ))?;
     }
     Ok(())
+}
+
+/// For each line (its points in chart coordinates), how many of the lines drawn after it cover it: the same x
+/// values, each y within `tol`.
+fn covered(lines: &[Vec<(f64, f64)>], tol: f64) -> Vec<u32> {
+    let same = |a: &[(f64, f64)], b: &[(f64, f64)]| {
+        !a.is_empty()
+            && a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| p.0 == q.0 && (p.1 - q.1).abs() <= tol)
+    };
+    (0..lines.len())
+        .map(|i| {
+            lines[i + 1..]
+                .iter()
+                .filter(|later| same(&lines[i], later))
+                .count() as u32
+        })
+        .collect()
 }
 
 fn draw_bars<DB: DrawingBackend>(
@@ -606,6 +635,24 @@ mod tests {
         assert!(narrow.contains(&2f64.log10()) && narrow.contains(&1.0));
         let lin = Axis::linear("load", Unit::Fraction);
         assert_eq!(ticks(&lin, 0.5, 0.95), vec![0.5, 0.6, 0.7, 0.8, 0.9]);
+    }
+
+    /// Lines that later ones cover point for point are counted, so that they can be drawn wider.
+    #[test]
+    fn lines_covered_by_later_ones_are_counted() {
+        let a = vec![(0.0, 1.0), (1.0, 2.0)];
+        let near = vec![(0.0, 1.001), (1.0, 2.0)];
+        let other = vec![(0.0, 1.0), (1.0, 3.0)];
+        assert_eq!(
+            covered(&[a.clone(), near.clone(), other.clone(), a.clone()], 0.01),
+            [2, 1, 0, 0]
+        );
+        assert_eq!(
+            covered(&[vec![], vec![]], 0.01),
+            [0, 0],
+            "no points, nothing hidden"
+        );
+        assert_eq!(covered(&[a, vec![(0.0, 1.0)]], 0.01), [0, 0]);
     }
 
     #[test]
