@@ -10,7 +10,9 @@
 //! `fingerprints.txt` holds the schemes the atlas was first made with; a scheme added since records its lines
 //! in a table of its own, `tests/fingerprints/NAME.txt` (NAME its preset), so that adding a scheme leaves every
 //! other scheme's runs and reports current. A run of such a scheme has the fingerprint [`behaviour_of`] it: the
-//! hash of the main fingerprint and its own table, which a change of either moves.
+//! hash of the main fingerprint and its own table, which a change of either moves. The run's scheme is its
+//! preset (`scheme.name`): a run that builds an added scheme from raw keys under another preset's name has that
+//! preset's fingerprint, so name the preset.
 
 use std::sync::LazyLock;
 
