@@ -6,7 +6,7 @@ mod common;
 
 use bfcsim::experiment::parse_experiment;
 use bfcsim::runner::{prepare, simulate};
-use common::{TempDir, bfcsim, s};
+use common::{TempDir, bfcsim, read_json, s};
 
 /// CLOS-128 with 300 KB switch buffers, Google sizes at 80% core load for 300 us, plus a 60-to-1 incast of
 /// 6 MB every 100 us.
@@ -85,8 +85,7 @@ fn dropping_run_conserves_packets_and_finishes_every_flow() {
         run.code,
         run.stderr
     );
-    let info: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let info = read_json(&out.join("run.json"));
     assert_eq!(info["unfinished"], 0, "run.json: {info}");
     assert_eq!(
         info["counters"]["dropped_packets"].as_u64(),

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TempDir, bfcsim, s};
+use common::{TempDir, bfcsim, read_json, s};
 
 #[test]
 fn ndp_drains_a_64_to_1_incast_at_line_rate_and_loses_nothing() {
@@ -23,11 +23,8 @@ fn ndp_drains_a_64_to_1_incast_at_line_rate_and_loses_nothing() {
         "no NDP line:\n{}",
         run.stdout
     );
-    let read = |file: &str| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(out.join(file)).unwrap()).unwrap()
-    };
-    let summary = read("summary.json");
-    let run_json = read("run.json");
+    let summary = read_json(&out.join("summary.json"));
+    let run_json = read_json(&out.join("run.json"));
     assert_eq!(summary["flows"], 64);
     assert_eq!(
         summary["unfinished"], 0,

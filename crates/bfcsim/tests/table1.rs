@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TempDir, bfcsim, s, workspace_root};
+use common::{TempDir, bfcsim, read_json, s, workspace_root};
 
 /// Runs the TABLE1 experiment for 20 ms under `scheme`: (long flow's share of its link, one-packet flows' p99
 /// queuing delay in ns).
@@ -26,8 +26,7 @@ fn table1(scheme: &str) -> (f64, f64) {
         s(&out),
     ]);
     assert!(run.success(), "{scheme}: {:?}\n{}", run.code, run.stderr);
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary = read_json(&out.join("summary.json"));
     let long = &summary["long_lived"][0];
     assert_eq!(
         (long["src"].as_u64(), long["dst"].as_u64()),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{TempDir, bfcsim, s};
+use common::{TempDir, bfcsim, read_json, s};
 
 #[test]
 fn the_trim_tail_example_runs_from_its_experiment_file() {
@@ -24,17 +24,14 @@ fn the_trim_tail_example_runs_from_its_experiment_file() {
         run.stdout
     );
 
-    let read = |file: &str| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(out.join(file)).unwrap()).unwrap()
-    };
-    let summary = read("summary.json");
+    let summary = read_json(&out.join("summary.json"));
     assert_eq!(
         summary["unfinished"], 0,
         "every flow of the incast finished"
     );
     let scheme = &summary["flow_control"];
     assert_eq!(scheme["kind"], "trim-tail");
-    let counters = read("run.json")["counters"].clone();
+    let counters = read_json(&out.join("run.json"))["counters"].clone();
     let trimmed = counters["trimmed_packets"]
         .as_u64()
         .expect("run.json counts trimmed packets");

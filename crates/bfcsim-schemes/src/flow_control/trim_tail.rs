@@ -58,14 +58,20 @@ impl Default for TrimTailConfig {
 impl TrimTailConfig {
     /// Checks ranges; messages name the field.
     pub fn validate(&self) -> Result<(), String> {
-        if self.queue_packets == 0 {
-            return Err("flow_control.queue_packets must be at least 1".into());
-        }
-        if self.header == 0 {
-            return Err("flow_control.header must be at least 1 byte".into());
-        }
-        Ok(())
+        validate_trimming(self.queue_packets, self.header)
     }
+}
+
+/// Checks the two sizes every trimming scheme has (trim-tail's and NDP's `queue_packets` and `header`); messages
+/// name the field.
+pub fn validate_trimming(queue_packets: u32, header: u32) -> Result<(), String> {
+    if queue_packets == 0 {
+        return Err("flow_control.queue_packets must be at least 1".into());
+    }
+    if header == 0 {
+        return Err("flow_control.header must be at least 1 byte".into());
+    }
+    Ok(())
 }
 
 /// What the scheme counted in one shard (the fabric counts the trimmed packets and bytes).

@@ -92,6 +92,12 @@ pub fn bfcsim(args: &[&str]) -> Run {
     bfcsim_in(&workspace_root(), args)
 }
 
+/// File `path`, parsed as JSON (a run's `summary.json` or `run.json`).
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// A path as a `&str` for a command line.
 pub fn s(path: &Path) -> &str {
     path.to_str().expect("temporary paths are UTF-8")

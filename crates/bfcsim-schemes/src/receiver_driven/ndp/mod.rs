@@ -81,12 +81,7 @@ impl Default for NdpConfig {
 impl NdpConfig {
     /// Checks ranges; messages name the field.
     pub fn validate(&self) -> Result<(), String> {
-        if self.queue_packets == 0 {
-            return Err("flow_control.queue_packets must be at least 1".into());
-        }
-        if self.header == 0 {
-            return Err("flow_control.header must be at least 1 byte".into());
-        }
+        crate::flow_control::trim_tail::validate_trimming(self.queue_packets, self.header)?;
         if self
             .header_queue
             .is_some_and(|b| b.0 < u64::from(self.header))
