@@ -68,26 +68,30 @@ pub enum DropReason {
     CreditQueueFull,
     /// A trimmed packet's header found the queue that forwards headers full (a trimming scheme's).
     HeaderQueueFull,
+    /// An unscheduled (first-RTT) packet found its port's data above Aeolus's selective-drop threshold
+    /// (Aeolus; PayDebt §2.3).
+    SelectiveDrop,
 }
 
 impl DropReason {
     /// Every reason.
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::PoolFull,
         DropReason::DynamicThreshold,
         DropReason::InjectedLoss,
         DropReason::HeadroomFull,
         DropReason::CreditQueueFull,
         DropReason::HeaderQueueFull,
+        DropReason::SelectiveDrop,
     ];
 
     /// Whether reports list this reason even when nothing was dropped for it: the buffer's reasons are always
-    /// listed, a scheme's own (credits, headers) only when it dropped something, so that runs without the
+    /// listed, a scheme's own (credits, headers, selective drops) only when it dropped something, so that runs without the
     /// scheme keep their reports.
     pub fn always_reported(self) -> bool {
         !matches!(
             self,
-            DropReason::CreditQueueFull | DropReason::HeaderQueueFull
+            DropReason::CreditQueueFull | DropReason::HeaderQueueFull | DropReason::SelectiveDrop
         )
     }
 
@@ -100,6 +104,7 @@ impl DropReason {
             DropReason::HeadroomFull => "headroom-full",
             DropReason::CreditQueueFull => "credit-queue-full",
             DropReason::HeaderQueueFull => "header-queue-full",
+            DropReason::SelectiveDrop => "selective-drop",
         }
     }
 }

@@ -253,6 +253,10 @@ impl Sender {
     pub fn remaining(&self) -> u64 {
         self.size - self.snd_nxt
     }
+    /// Payload bytes still to go: never sent, or known lost and waiting to be resent (selective repeat).
+    pub fn to_send(&self) -> u64 {
+        self.remaining() + self.lost_bytes
+    }
     /// Bytes sent and not yet acknowledged.
     pub fn in_flight(&self) -> u64 {
         self.snd_nxt - self.snd_una
@@ -416,7 +420,15 @@ impl Sender {
     /// §3 "Lost packets", of a byte range): every segment of the range sent so far goes again. Returns whether
     /// any will.
     pub fn handle_resend(&mut self, from: u64, to: u64) -> bool {
-        let mut any = self.handle_nack(from, None);
+        let nacked = self.handle_nack(from, None);
+        self.handle_missing(from, to) | nacked
+    }
+
+    /// Selective repeat: the receiver lacks `[from, to)`, and says nothing of what lies below `from` (Aeolus's
+    /// probe answer names every missing range, not only the first): every segment of the range sent so far
+    /// goes again. Returns whether any will.
+    pub fn handle_missing(&mut self, from: u64, to: u64) -> bool {
+        let mut any = false;
         let mut seq = from;
         while seq < to.min(self.snd_nxt) {
             any |= self.mark_lost(seq);
@@ -616,6 +628,22 @@ impl Receiver {
     /// range).
     pub fn first_held(&self) -> Option<u64> {
         self.held.as_ref()?.first().map(|&(s, _)| s)
+    }
+
+    /// The byte ranges below `end` that have not arrived, in order: under selective repeat the gaps between
+    /// the held ranges, under go-back-N everything from `rcv_nxt` (Aeolus's probe answer names them all).
+    pub fn missing_below(&self, end: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let held = self.held.as_deref().unwrap_or(&[]);
+        let starts = std::iter::once(self.rcv_nxt).chain(held.iter().map(|&(_, e)| e));
+        let ends = held
+            .iter()
+            .map(|&(s, _)| s)
+            .chain(std::iter::once(u64::MAX));
+        starts
+            .zip(ends)
+            .map(move |(s, e)| (s, e.min(end)))
+            .take_while(move |&(s, _)| s < end)
+            .filter(|&(s, e)| s < e)
     }
 
     /// Payload bytes held: everything below `rcv_nxt`, and under selective repeat the ranges beyond a gap.

@@ -134,6 +134,7 @@ pub fn describe() -> String {
         for (k, v) in bfcsim_schemes::catalog::config_params(&entry.defaults)
             .iter()
             .filter(|(k, _)| k != "kind")
+            .chain(&entry.optional)
         {
             let _ = writeln!(out, "      {k:<22} = {v}");
         }

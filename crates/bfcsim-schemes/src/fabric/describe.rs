@@ -98,6 +98,12 @@ pub trait Describe: Scheme + Sized + 'static {
         &[]
     }
 
+    /// Parameters of the optional tables its default configuration leaves out (as Aeolus's under Homa), as
+    /// `(dotted key, default)` pairs, for `bfcsim schemes` to list after the defaults.
+    fn optional_params() -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// This shard's counts.
     fn stats(&self) -> Self::Stats {
         Self::Stats::default()

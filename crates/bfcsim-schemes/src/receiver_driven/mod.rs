@@ -1,6 +1,8 @@
 //! The transports whose receivers schedule their senders, each with its switch and NIC sides written against
 //! [`crate::fabric`]:
 //!
+//! - [`aeolus`]: Aeolus (Hu et al., SIGCOMM 2020): selective dropping of first-RTT packets and probe-driven
+//!   recovery, an option of Homa and ExpressPass (PayDebt's Homa(A), EP(A)).
 //! - [`expresspass`]: ExpressPass (Cho et al., SIGCOMM 2017): receiver-paced credits rate-limited at every
 //!   port, and the credit feedback loop.
 //! - [`homa`]: Homa (Montazeri et al., SIGCOMM 2018): unscheduled bytes at priority levels, and the
@@ -8,6 +10,7 @@
 //! - [`ndp`]: NDP (Handley et al., SIGCOMM 2017): trimming switches, and receivers that pace a PULL per
 //!   packet.
 
+pub mod aeolus;
 pub mod expresspass;
 pub mod homa;
 pub mod ndp;

@@ -369,6 +369,33 @@ fn resend_of_a_range() {
     );
 }
 
+/// Every gap below a bound, for Aeolus's probe answer; go-back-N holds nothing beyond `rcv_nxt`.
+#[test]
+fn missing_ranges_below_a_bound() {
+    let c = TransportConfig {
+        nack: false,
+        ..selective(0)
+    };
+    let mut r = Receiver::new(10_000, &c);
+    assert_eq!(r.missing_below(3000).collect::<Vec<_>>(), vec![(0, 3000)]);
+    for seq in [0, 2000, 3000, 6000] {
+        r.handle_data(seq, 1000, false);
+    }
+    // Held: 0..1000 (rcv_nxt), 2000..4000, 6000..7000.
+    let gaps = |r: &Receiver, end| r.missing_below(end).collect::<Vec<_>>();
+    assert_eq!(
+        gaps(&r, 8000),
+        vec![(1000, 2000), (4000, 6000), (7000, 8000)]
+    );
+    assert_eq!(gaps(&r, 5000), vec![(1000, 2000), (4000, 5000)]);
+    assert_eq!(gaps(&r, 4000), vec![(1000, 2000)], "no empty range");
+    assert_eq!(gaps(&r, 1000), vec![]);
+    let mut g = Receiver::new(10_000, &cfg(0));
+    g.handle_data(0, 1000, false);
+    g.handle_data(2000, 1000, false);
+    assert_eq!(gaps(&g, 4000), vec![(1000, 4000)], "go-back-N kept nothing");
+}
+
 #[test]
 fn window_gate_and_timeout() {
     let c = cfg(1);

@@ -206,6 +206,8 @@ pub struct SchemeEntry {
     pub defaults: FlowControl,
     /// Its named presets.
     pub presets: &'static [Preset],
+    /// Parameters of its optional tables ([`Describe::optional_params`]).
+    pub optional: Vec<(String, String)>,
 }
 
 impl SchemeEntry {
@@ -215,6 +217,7 @@ impl SchemeEntry {
             summary: S::SUMMARY,
             defaults,
             presets: S::presets(),
+            optional: S::optional_params(),
         }
     }
 }

@@ -25,6 +25,7 @@ use bfcsim_core::{Bytes, Time};
 use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
+use super::aeolus::{AeolusConfig, AeolusStats};
 pub use feedback::CreditFeedback;
 pub use scheme::{CreditReport, ExpressPass};
 pub use shaper::CreditShaper;
@@ -38,6 +39,11 @@ pub const CREDIT: PacketKind = PacketKind::scheduled(0);
 pub const CREDIT_REQUEST: PacketKind = PacketKind::control(0);
 /// The sender has nothing left to send; the receiver stops its credits.
 pub const CREDIT_STOP: PacketKind = PacketKind::control(1);
+/// EP(A)'s probe: right behind a flow's last unscheduled packet, in the data queue; `seq` is the bytes the
+/// unscheduled packets covered ([`super::aeolus`]).
+pub const PROBE: PacketKind = PacketKind::scheduled(1);
+/// The receiver's answer to a probe, one per missing range: the `aux` bytes from byte `seq` are lost.
+pub const PROBE_ANSWER: PacketKind = PacketKind::control(2);
 
 /// How the feedback loop raises its aggressiveness `w` after two increasing periods in a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +91,11 @@ pub struct ExpressPassConfig {
     pub jitter: f64,
     /// A sender that got no credit this long after asking for them asks again (ns-2's `retransmit_timeout_`).
     pub request_timeout: Time,
+    /// Aeolus (`[flow_control.aeolus]`; PayDebt's EP(A)): a new flow's first BDP sent unscheduled at line rate
+    /// while its credits are on their way, dropped by switches above a small threshold, a probe behind it, and
+    /// its losses resent one per credit. Absent: off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aeolus: Option<AeolusConfig>,
 }
 
 impl Default for ExpressPassConfig {
@@ -102,6 +113,7 @@ impl Default for ExpressPassConfig {
             credit_burst: 2,
             jitter: 0.1,
             request_timeout: Time::from_us(100),
+            aeolus: None,
         }
     }
 }
@@ -143,7 +155,7 @@ impl ExpressPassConfig {
         if self.request_timeout == Time::ZERO {
             return Err("flow_control.request_timeout must be positive".into());
         }
-        Ok(())
+        self.aeolus.as_ref().map_or(Ok(()), AeolusConfig::validate)
     }
 }
 
@@ -160,6 +172,8 @@ pub struct CreditStats {
     pub wasted: u64,
     /// Credit stops senders sent.
     pub stops: u64,
+    /// Aeolus's counts (zero without it).
+    pub aeolus: AeolusStats,
 }
 
 bfcsim_core::add_fields!(CreditStats {
@@ -168,4 +182,5 @@ bfcsim_core::add_fields!(CreditStats {
     dropped,
     wasted,
     stops,
+    aeolus,
 });

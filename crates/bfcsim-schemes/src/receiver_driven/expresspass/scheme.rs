@@ -15,6 +15,11 @@
 //!   data goes meanwhile; at a NIC the scheme hands the NIC a credit whenever the shaper allows.
 //! - **Symmetric paths** (§3.1): a credit retraces the path its flow's data takes under flow-level ECMP, so the
 //!   data it calls for crosses the links whose credit queues let it through.
+//! - **Aeolus** (`[flow_control.aeolus]`, PayDebt's EP(A), [`crate::receiver_driven::aeolus`]): while its credit
+//!   request is on its way, a new flow sends its first BDP at line rate, marked, until the first credit comes;
+//!   switches drop those packets above the threshold. A [`PROBE`] follows the last of them in the data queue;
+//!   its receiver answers with every range still missing ([`PROBE_ANSWER`]), and the sender resends them, one
+//!   per credit (asking for credits again if it had stopped them).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -28,12 +33,15 @@ use rand::RngExt;
 use super::feedback::credit_rate;
 use super::{
     CREDIT, CREDIT_REQUEST, CREDIT_STOP, CreditFeedback, CreditShaper, CreditStats,
-    ExpressPassConfig,
+    ExpressPassConfig, PROBE, PROBE_ANSWER,
 };
+use crate::cc::WindowSpec;
 use crate::fabric::{
     Describe, Entry, NicOps, NicSide, Preset, Receiving, Scheme, SchemeReport, Setup, SwitchFacts,
     SwitchOps, SwitchSide,
 };
+use crate::receiver_driven::aeolus::{self, AeolusStats, FirstRtt, UNSCHEDULED};
+use crate::transport::Recovery;
 
 /// ExpressPass's state in one shard of a run.
 pub struct ExpressPass {
@@ -52,6 +60,10 @@ pub struct ExpressPass {
     /// The flows a receiver paces credits for, by flow id.
     pacers: HashMap<u32, Pacer>,
     stats: CreditStats,
+    /// Under Aeolus: the bytes a new flow sends unscheduled (0: Aeolus off).
+    first_rtt: u64,
+    /// Scratch for the missing ranges a probe reveals.
+    gaps: Vec<(u64, u64)>,
 }
 
 /// A host's NIC side: its credit queue and rate limiter, and its timers.
@@ -79,6 +91,8 @@ struct SenderSide {
     stopped: bool,
     /// When to ask for credits again (`Time::MAX`: a credit arrived since the last request).
     request_at: Time,
+    /// Under Aeolus: its first-RTT sends and its probe.
+    first: FirstRtt,
 }
 
 /// A receiver's credits for one flow.
@@ -106,8 +120,14 @@ impl ExpressPass {
         self.senders[slot].request_at = at;
         self.hosts[h as usize].requests.push(Reverse((at, id.0)));
         let size = self.cfg.credit_size.0 as u32;
-        // The request says how many packets the flow has left to send (ns-2's `sendbuffer_`).
-        let packets = fab.sender(slot).remaining().div_ceil(self.payload as u64);
+        // The request says how many packets the flow has left to send (ns-2's `sendbuffer_`), resends included
+        // (under Aeolus a flow may ask again with only resends left), and at least one: no credits at all
+        // would be a rate of zero.
+        let packets = fab
+            .sender(slot)
+            .to_send()
+            .div_ceil(self.payload as u64)
+            .max(1);
         let packets = u32::try_from(packets).unwrap_or(u32::MAX);
         let pkt = fab.new_control(id, false, CREDIT_REQUEST, (0, packets), size);
         fab.send_control(self, h, pkt);
@@ -164,6 +184,27 @@ impl ExpressPass {
         fab.make_ready(self, p.flow);
     }
 
+    /// Aeolus: flow `p.flow`'s probe reached receiver `h`, behind every unscheduled packet of it that was not
+    /// dropped; each range of its first `p.seq` bytes still missing goes back to the sender in an answer.
+    fn probe_arrived(&mut self, fab: &mut impl NicOps, h: u32, p: &Packet) {
+        let rx = fab.receiver(p.flow);
+        if matches!(rx, Receiving::Complete) {
+            return;
+        }
+        self.stats.aeolus.probes_heard += 1;
+        let mut gaps = std::mem::take(&mut self.gaps);
+        gaps.clear();
+        aeolus::missing(rx, p.seq, &mut gaps);
+        self.stats.aeolus.lost(&gaps);
+        let size = self.cfg.credit_size.0 as u32;
+        for &(from, to) in &gaps {
+            let len = u32::try_from(to - from).unwrap_or(u32::MAX);
+            let pkt = fab.new_control(p.flow, true, PROBE_ANSWER, (from, len), size);
+            fab.send_control(self, h, pkt);
+        }
+        self.gaps = gaps;
+    }
+
     /// Receiver `h` sends flow `id`'s next credit (after a feedback update) and schedules the one after it.
     fn emit_credit(&mut self, fab: &mut impl NicOps, h: u32, id: FlowId) {
         let now = fab.now();
@@ -202,10 +243,14 @@ impl SwitchSide for ExpressPass {
         (p.kind == CREDIT).then(|| fab.toward_source(p.flow, s))
     }
 
-    /// Credits join the port's credit queue unless it is full; everything else the data queue.
+    /// Credits join the port's credit queue unless it is full; everything else the data queue (where Aeolus drops
+    /// unscheduled packets above its threshold).
     fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
         let (credit_q, data_q, cap) = (self.credit_q, self.data_q, self.cfg.credit_buffer);
         if e.p.kind != CREDIT {
+            if let Some(a) = &self.cfg.aeolus {
+                return aeolus::selective_enqueue(fab, e, data_q, a);
+            }
             fab.admit(e, data_q)?;
             fab.push(e, data_q);
             return Ok(());
@@ -248,14 +293,17 @@ impl SwitchSide for ExpressPass {
 }
 
 impl NicSide for ExpressPass {
-    /// A new flow asks its receiver for credits (§3.1) and sends nothing before they come.
+    /// A new flow asks its receiver for credits (§3.1) and sends nothing before they come; under Aeolus it
+    /// sends its first BDP meanwhile.
     fn flow_started<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> u32 {
         if self.senders.len() <= slot {
             self.senders.resize_with(slot + 1, SenderSide::default);
         }
+        let size = fab.flow(id).spec.size.0;
         let s = &mut self.senders[slot];
         s.credits.clear();
         s.stopped = false;
+        s.first = FirstRtt::new(self.first_rtt.min(size));
         self.send_credit_request(fab, h, id, slot);
         0
     }
@@ -275,11 +323,12 @@ impl NicSide for ExpressPass {
         hs.credits.pop_front()
     }
 
-    /// One data packet per credit; a flow that stopped its credits and must resend asks for them again.
+    /// One data packet per credit, or under Aeolus a first send in the first RTT; a flow that stopped its
+    /// credits and must resend asks for them again.
     fn may_send<F: NicOps>(&mut self, fab: &mut F, h: u32, id: FlowId, slot: usize) -> bool {
         let now = fab.now();
         let s = &mut self.senders[slot];
-        if !s.credits.is_empty() {
+        if !s.credits.is_empty() || (s.first.open() && !fab.sender(slot).resending()) {
             return true;
         }
         if s.stopped {
@@ -293,17 +342,37 @@ impl NicSide for ExpressPass {
         false
     }
 
-    /// The packet answers the oldest credit; after the flow's last new byte the credit stop follows it.
+    /// The packet answers the oldest credit; after the flow's last new byte the credit stop follows it. Under
+    /// Aeolus a packet sent without a credit is a first-RTT one, marked; the first credit ends the first RTT,
+    /// and the probe follows the last first-RTT packet.
     fn data_sent<F: NicOps>(&mut self, fab: &mut F, h: u32, slot: usize, pkt: PacketId) {
-        let (seq, sent) = self.senders[slot]
-            .credits
-            .pop_front()
-            .expect("may_send saw a credit");
+        let s = &mut self.senders[slot];
         let p = fab.packet_mut(pkt);
-        p.aux = seq as u32;
-        // The receiver measures its update period from the credit's send time, as ns-2's data echoes it.
-        p.sent_at = sent;
         let id = p.flow;
+        match s.credits.pop_front() {
+            Some((seq, sent)) => {
+                p.aux = seq as u32;
+                // The receiver measures its update period from the credit's send time, as ns-2's data echoes it.
+                p.sent_at = sent;
+                s.first.close();
+                s.first.send(p.seq, p.payload);
+            }
+            None => {
+                let first = s.first.send(p.seq, p.payload);
+                debug_assert!(
+                    first,
+                    "may_send let a packet go without a credit: a first-RTT one"
+                );
+                p.mark |= UNSCHEDULED;
+                self.stats.aeolus.unscheduled += 1;
+            }
+        }
+        if let Some(covered) = s.first.take_probe() {
+            self.stats.aeolus.probes += 1;
+            let size = self.cfg.credit_size.0 as u32;
+            let probe = fab.new_control(id, false, PROBE, (covered, 0), size);
+            fab.queue_control(h, probe);
+        }
         if fab.sender(slot).has_unsent() || self.senders[slot].stopped {
             return;
         }
@@ -317,9 +386,12 @@ impl NicSide for ExpressPass {
         fab.queue_control(h, stop);
     }
 
-    /// The receiver accounts the credit the data answers (§3.2).
+    /// The receiver accounts the credit the data answers (§3.2); an unscheduled packet answers none.
     fn data_arrived<F: NicOps>(&mut self, fab: &mut F, _h: u32, p: &Packet, _held: u64) {
         let now = fab.now();
+        if p.mark & UNSCHEDULED != 0 {
+            return;
+        }
         if let Some(pacer) = self.pacers.get_mut(&p.flow.0) {
             pacer.feedback.on_data(p.aux as u64, p.sent_at, now);
         }
@@ -332,6 +404,16 @@ impl NicSide for ExpressPass {
                 self.pacers.remove(&p.flow.0);
             }
             CREDIT => self.take_credit(fab, h, p),
+            PROBE => self.probe_arrived(fab, h, p),
+            PROBE_ANSWER => {
+                let Some(slot) = fab.flow_slot(p.flow) else {
+                    return; // complete meanwhile
+                };
+                fab.sender_mut(slot)
+                    .handle_missing(p.seq, p.seq + p.aux as u64);
+                fab.restart_rto(h, slot);
+                fab.make_ready(self, p.flow);
+            }
             _ => unreachable!("not an ExpressPass packet"),
         }
     }
@@ -415,6 +497,22 @@ impl Describe for ExpressPass {
     /// A credit rate limiter for every switch port and NIC, at the credit share of its link.
     fn new(cfg: &ExpressPassConfig, fab: &mut impl Setup) -> Result<ExpressPass, String> {
         let cfg = cfg.clone();
+        let first_rtt = match &cfg.aeolus {
+            None => 0,
+            Some(a) => {
+                let t = fab.transport();
+                if t.recovery != Recovery::Selective || t.nack {
+                    return Err(
+                        "flow_control.aeolus under ExpressPass recovers its unscheduled packets' losses from \
+                         probes, over selective repeat: set nic.recovery = \"selective\" and nic.nack = false"
+                            .into(),
+                    );
+                }
+                a.unscheduled
+                    .unwrap_or(WindowSpec::Bdp(1))
+                    .resolve(&fab.flow_context())
+            }
+        };
         let credit = cfg.credit_size;
         let data = Bytes((fab.payload() + fab.header()) as u64);
         let shaper =
@@ -446,6 +544,8 @@ impl Describe for ExpressPass {
             senders: Vec::new(),
             pacers: HashMap::new(),
             stats: CreditStats::default(),
+            first_rtt,
+            gaps: Vec::new(),
         })
     }
 
@@ -459,6 +559,15 @@ impl Describe for ExpressPass {
                          [switch]\nclasses = 2\nqueues_per_port = 2\n[nic]\nack_every = 0\n",
             },
             Preset {
+                name: "expresspass-aeolus",
+                summary: "EP(A) (PayDebt §2.3, §5): expresspass with Aeolus: the first BDP sent unscheduled while credits come, \
+                          dropped above 8 KB in the data queue, a probe behind it, losses resent one per credit; selective repeat",
+                config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
+                         [flow_control.aeolus]\nthreshold = \"8KB\"\n\
+                         [switch]\nclasses = 2\nqueues_per_port = 2\n\
+                         [nic]\nack_every = 0\nrecovery = \"selective\"\nnack = false\n",
+            },
+            Preset {
                 name: "expresspass-75mb",
                 summary: "ExpressPass on switches with a dedicated 75 MB buffer per port, as BFC §6.2.1 ran it (no drops)",
                 config: "[cc]\nname = \"none\"\n[flow_control]\nkind = \"expresspass\"\n\
@@ -468,12 +577,17 @@ impl Describe for ExpressPass {
         ]
     }
 
+    fn optional_params() -> Vec<(String, String)> {
+        aeolus::listed_params()
+    }
+
     fn stats(&self) -> CreditStats {
         self.stats
     }
 
     fn report(c: &CreditStats) -> Option<SchemeReport> {
-        let report = CreditReport::new(c.requests, c.sent, c.dropped, c.wasted, c.stops);
+        let mut report = CreditReport::new(c.requests, c.sent, c.dropped, c.wasted, c.stops);
+        report.aeolus = (c.aeolus != AeolusStats::default()).then_some(c.aeolus);
         Some(SchemeReport::new("credits", "expresspass", false, report))
     }
 }
@@ -494,6 +608,9 @@ pub struct CreditReport {
     pub wasted_fraction: f64,
     /// Credit stops senders sent.
     pub stops: u64,
+    /// Aeolus's counts, under Aeolus.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aeolus: Option<AeolusStats>,
 }
 
 impl CreditReport {
@@ -506,6 +623,7 @@ impl CreditReport {
             wasted,
             wasted_fraction: wasted as f64 / sent.max(1) as f64,
             stops,
+            aeolus: None,
         }
     }
 }
@@ -522,6 +640,10 @@ impl std::fmt::Display for CreditReport {
             self.wasted,
             self.wasted_fraction * 100.0,
             self.stops
-        )
+        )?;
+        if let Some(a) = &self.aeolus {
+            write!(f, "; {a}")?;
+        }
+        Ok(())
     }
 }

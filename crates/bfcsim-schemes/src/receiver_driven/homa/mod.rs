@@ -19,6 +19,8 @@ use bfcsim_core::{Bytes, Time};
 use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
+use super::aeolus::{AeolusConfig, AeolusStats};
+
 pub use scheme::{Homa, HomaReport};
 
 /// The receiver lets the sender send up to byte `seq`, its scheduled packets at level `aux` (Homa §3, "Flow
@@ -26,6 +28,9 @@ pub use scheme::{Homa, HomaReport};
 pub const GRANT: PacketKind = PacketKind::control(0);
 /// The receiver asks the sender to resend the `aux` bytes from byte `seq` (Homa §3, "Lost packets").
 pub const RESEND: PacketKind = PacketKind::control(1);
+/// Homa(A)'s probe: right behind a message's last unscheduled packet, on its path and in its queue; `seq` is the
+/// bytes the unscheduled packets covered ([`super::aeolus`]).
+pub const PROBE: PacketKind = PacketKind::scheduled(0);
 
 /// Homa's parameters (`[flow_control] kind = "homa"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -49,6 +54,10 @@ pub struct HomaConfig {
     /// BFC Fig. 19's setup draws RESENDs for them and 74,000 duplicate packets in 1 ms of arrivals; at 1 ms,
     /// none).
     pub resend_timeout: Time,
+    /// Aeolus (`[flow_control.aeolus]`; PayDebt's Homa(A)): unscheduled packets dropped above a small
+    /// threshold, a probe behind them, and their losses resent as scheduled packets on RESENDs. Absent: off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aeolus: Option<AeolusConfig>,
 }
 
 impl Default for HomaConfig {
@@ -59,6 +68,7 @@ impl Default for HomaConfig {
             rtt_bytes: Bytes(100_000),
             overcommitment: 0,
             resend_timeout: Time::from_ms(1),
+            aeolus: None,
         }
     }
 }
@@ -84,6 +94,16 @@ impl HomaConfig {
         }
         if self.resend_timeout == Time::ZERO {
             return Err("flow_control.resend_timeout must be positive".into());
+        }
+        if let Some(a) = &self.aeolus {
+            if a.unscheduled.is_some() {
+                return Err(
+                    "flow_control.aeolus.unscheduled: Homa sends its rtt_bytes unscheduled; set \
+                     flow_control.rtt_bytes instead"
+                        .into(),
+                );
+            }
+            a.validate()?;
         }
         Ok(())
     }
@@ -273,6 +293,8 @@ pub struct HomaStats {
     pub core_up: bfcsim_core::LogHistogram,
     /// The same at switch ports from the core down to a ToR (Table 2's Agg-ToR).
     pub core_down: bfcsim_core::LogHistogram,
+    /// Aeolus's counts (zero without it).
+    pub aeolus: AeolusStats,
 }
 
 impl std::ops::Add for HomaStats {
@@ -282,6 +304,7 @@ impl std::ops::Add for HomaStats {
         self.resends += o.resends;
         self.core_up.merge(&o.core_up);
         self.core_down.merge(&o.core_down);
+        self.aeolus = self.aeolus + o.aeolus;
         self
     }
 }

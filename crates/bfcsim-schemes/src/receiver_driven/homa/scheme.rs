@@ -13,6 +13,12 @@
 //!   (what the sender stamped), so the switch side is the fabric's default enqueue. Grants and RESENDs ride
 //!   the control queue. Scheduled packets' queuing delays at ports into and out of the core are recorded for
 //!   BFC App. A.2's Table 2.
+//! - **Aeolus** (`[flow_control.aeolus]`, PayDebt's Homa(A), [`super::super::aeolus`]): a message's first sends
+//!   of its unscheduled bytes are marked and switches drop them above the threshold; a [`PROBE`] follows the
+//!   last of them, and its receiver sends a RESEND for every range still missing (PayDebt §5.2: "Homa(A)
+//!   transmits tokens triggering retransmission of lost packets"), resent as scheduled packets: at the level
+//!   of the message's last grant, or before any grant at the lowest scheduled level (Homa's rule for a single
+//!   granted message).
 
 use std::collections::BTreeMap;
 
@@ -20,12 +26,14 @@ use bfcsim_core::hist::DelayReport;
 use bfcsim_core::{FlowId, NodeId, PacketId, Time};
 use bfcsim_net::packet::Packet;
 
-use super::{GRANT, Grant, GrantScheduler, HomaConfig, HomaStats, Priorities, RESEND};
+use super::{GRANT, Grant, GrantScheduler, HomaConfig, HomaStats, PROBE, Priorities, RESEND};
 use crate::fabric::{
-    Describe, NicOps, NicSide, Preset, Receiving, Scheme, SchemeReport, Setup, SwitchFacts,
+    Describe, Entry, NicOps, NicSide, Preset, Receiving, Scheme, SchemeReport, Setup, SwitchFacts,
     SwitchOps, SwitchSide,
 };
+use crate::receiver_driven::aeolus::{self, AeolusStats, FirstRtt, UNSCHEDULED};
 use crate::transport::Recovery;
+use bfcsim_net::mmu::DropReason;
 
 /// Homa's state in one shard of a run.
 pub struct Homa {
@@ -43,6 +51,8 @@ pub struct Homa {
     stats: HomaStats,
     /// Scratch for the grants of one poll.
     grants: Vec<Grant>,
+    /// Scratch for the missing ranges a probe reveals.
+    gaps: Vec<(u64, u64)>,
 }
 
 /// A running message's sender side.
@@ -54,6 +64,8 @@ struct SenderSide {
     unscheduled: u8,
     /// The level the last grant named for its scheduled packets.
     scheduled: u8,
+    /// Under Aeolus: its unscheduled bytes' first sends and its probe.
+    first: FirstRtt,
 }
 
 /// A host's receiver side.
@@ -77,6 +89,83 @@ enum Core {
 }
 
 impl Homa {
+    /// Receiver `h`'s grant scheduler sends the grants due now.
+    fn send_grants(&mut self, fab: &mut impl NicOps, h: u32) {
+        let mut grants = std::mem::take(&mut self.grants);
+        let (rtt, k) = (self.cfg.rtt_bytes.0, self.overcommitment);
+        self.receivers[h as usize]
+            .sched
+            .poll_grants(&self.prio, k, rtt, &mut grants);
+        self.stats.grants += grants.len() as u64;
+        for g in grants.drain(..) {
+            let grant = (g.offset, g.priority as u32);
+            let pkt = fab.new_control(FlowId(g.id), true, GRANT, grant, self.control_size);
+            fab.send_control(self, h, pkt);
+        }
+        self.grants = grants;
+    }
+
+    /// Aeolus: a message's probe reached receiver `h`, behind every unscheduled packet of it that was not
+    /// dropped. Each range of its first `p.seq` bytes still missing draws a RESEND now; a message heard of only
+    /// through its probe joins the grant scheduler, and the RESEND timer watches it from here.
+    fn probe_arrived(&mut self, fab: &mut impl NicOps, h: u32, p: &Packet) {
+        let id = p.flow;
+        let held = match fab.receiver(id) {
+            Receiving::Complete => return,
+            Receiving::NotStarted => 0,
+            Receiving::Partly(r) => r.received(),
+        };
+        self.stats.aeolus.probes_heard += 1;
+        let mut gaps = std::mem::take(&mut self.gaps);
+        gaps.clear();
+        aeolus::missing(fab.receiver(id), p.seq, &mut gaps);
+        self.stats.aeolus.lost(&gaps);
+        let now = fab.now();
+        let size = fab.flow(id).spec.size.0;
+        let r = &mut self.receivers[h as usize];
+        r.sched.on_data(id.0, size, held, self.cfg.rtt_bytes.0);
+        r.heard.insert(id.0, (now, 0));
+        for &(from, to) in &gaps {
+            self.stats.resends += 1;
+            let len = u32::try_from(to - from).unwrap_or(u32::MAX);
+            let pkt = fab.new_control(id, true, RESEND, (from, len), self.control_size);
+            fab.send_control(self, h, pkt);
+        }
+        self.gaps = gaps;
+        self.send_grants(fab, h);
+        let port = fab.host_port(h);
+        fab.arm_timer(port, now + self.cfg.resend_timeout);
+    }
+
+    /// Aeolus's level and mark of a packet leaving sender `h`: a first send of an unscheduled byte goes marked
+    /// at the message's unscheduled level, anything else (a resend of one included) at its scheduled level; the
+    /// probe goes right behind the last unscheduled packet, at its level (so in its queue).
+    fn aeolus_sent(&mut self, fab: &mut impl NicOps, h: u32, slot: usize, pkt: PacketId) {
+        let lowest = self.prio.scheduled_level(0, 1);
+        let s = &mut self.senders[slot];
+        let p = fab.packet_mut(pkt);
+        let id = p.flow;
+        if s.first.send(p.seq, p.payload) {
+            p.mark |= UNSCHEDULED;
+            p.class = s.unscheduled;
+            self.stats.aeolus.unscheduled += 1;
+        } else {
+            p.class = if s.scheduled == u8::MAX {
+                lowest
+            } else {
+                s.scheduled
+            };
+        }
+        let Some(covered) = s.first.take_probe() else {
+            return;
+        };
+        let level = s.unscheduled;
+        self.stats.aeolus.probes += 1;
+        let probe = fab.new_control(id, false, PROBE, (covered, 0), self.control_size);
+        fab.packet_mut(probe).class = level;
+        fab.queue_control(h, probe);
+    }
+
     /// Receiver `h`'s RESEND check (§3 "Lost packets"): every incoming message with granted bytes missing and
     /// nothing heard for `resend_timeout` is asked for its first missing range, after a copy of its current grant
     /// (the grant may be what was lost: a sender that never saw it has nothing to resend); each further RESEND
@@ -128,6 +217,18 @@ impl Homa {
 }
 
 impl SwitchSide for Homa {
+    /// A data packet joins its level's queue; under Aeolus, an unscheduled one is dropped above the threshold.
+    #[inline]
+    fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
+        let queue = fab.layout().data_queue_for(e.p.class, e.p.hash);
+        if let Some(a) = &self.cfg.aeolus {
+            return aeolus::selective_enqueue(fab, e, queue, a);
+        }
+        fab.admit(e, queue)?;
+        fab.push(e, queue);
+        Ok(())
+    }
+
     /// Table 2: how long scheduled packets waited at ports into and out of the core.
     #[inline]
     fn dequeued<F: SwitchOps>(
@@ -161,10 +262,16 @@ impl NicSide for Homa {
         if self.senders.len() <= slot {
             self.senders.resize(slot + 1, SenderSide::default());
         }
+        let unscheduled = self.cfg.rtt_bytes.0.min(size);
         self.senders[slot] = SenderSide {
-            granted: self.cfg.rtt_bytes.0.min(size),
+            granted: unscheduled,
             unscheduled: self.prio.unscheduled_level(size),
             scheduled: u8::MAX,
+            first: FirstRtt::new(if self.cfg.aeolus.is_some() {
+                unscheduled
+            } else {
+                0
+            }),
         };
         0
     }
@@ -176,9 +283,14 @@ impl NicSide for Homa {
         s.resending() || s.snd_nxt() < self.senders[slot].granted
     }
 
-    /// The packet's level: unscheduled by the message's size, else the last grant's.
+    /// The packet's level: unscheduled by the message's size, else the last grant's. Under Aeolus only a first
+    /// send of an unscheduled byte is unscheduled (and marked), and the probe follows the last one.
     #[inline]
-    fn data_sent<F: NicOps>(&mut self, fab: &mut F, _h: u32, slot: usize, pkt: PacketId) {
+    fn data_sent<F: NicOps>(&mut self, fab: &mut F, h: u32, slot: usize, pkt: PacketId) {
+        if self.cfg.aeolus.is_some() {
+            self.aeolus_sent(fab, h, slot, pkt);
+            return;
+        }
         let (rtt, s) = (self.cfg.rtt_bytes.0, self.senders[slot]);
         let p = fab.packet_mut(pkt);
         p.class = if p.seq < rtt {
@@ -193,7 +305,7 @@ impl NicSide for Homa {
         let now = fab.now();
         let size = fab.flow(p.flow).spec.size.0;
         let id = p.flow.0;
-        let (rtt, k) = (self.cfg.rtt_bytes.0, self.overcommitment);
+        let rtt = self.cfg.rtt_bytes.0;
         let r = &mut self.receivers[h as usize];
         if held >= size {
             r.sched.remove(id);
@@ -202,17 +314,7 @@ impl NicSide for Homa {
             r.sched.on_data(id, size, held, rtt);
             r.heard.insert(id, (now, 0));
         }
-        let mut grants = std::mem::take(&mut self.grants);
-        self.receivers[h as usize]
-            .sched
-            .poll_grants(&self.prio, k, rtt, &mut grants);
-        self.stats.grants += grants.len() as u64;
-        for g in grants.drain(..) {
-            let grant = (g.offset, g.priority as u32);
-            let pkt = fab.new_control(FlowId(g.id), true, GRANT, grant, self.control_size);
-            fab.send_control(self, h, pkt);
-        }
-        self.grants = grants;
+        self.send_grants(fab, h);
         if held < size {
             let at = now + self.cfg.resend_timeout;
             let port = fab.host_port(h);
@@ -223,6 +325,10 @@ impl NicSide for Homa {
     /// A grant or RESEND also restarts the sender's retransmission timer: only whole messages are acknowledged,
     /// so the timer is there for a message the receiver never heard of, and a word from the receiver says it has.
     fn packet_arrived<F: NicOps>(&mut self, fab: &mut F, h: u32, p: &Packet) {
+        if p.kind == PROBE {
+            self.probe_arrived(fab, h, p);
+            return;
+        }
         let Some(slot) = fab.flow_slot(p.flow) else {
             return; // the message completed: a late grant or RESEND
         };
@@ -231,6 +337,11 @@ impl NicSide for Homa {
                 let s = &mut self.senders[slot];
                 s.granted = s.granted.max(p.seq);
                 s.scheduled = p.aux as u8;
+            }
+            // Under Aeolus a RESEND may name any missing range, not only the first: it acknowledges nothing.
+            RESEND if self.cfg.aeolus.is_some() => {
+                fab.sender_mut(slot)
+                    .handle_missing(p.seq, p.seq + p.aux as u64);
             }
             RESEND => {
                 fab.sender_mut(slot)
@@ -335,6 +446,7 @@ impl Describe for Homa {
             core,
             stats: HomaStats::default(),
             grants: Vec::new(),
+            gaps: Vec::new(),
         })
     }
 
@@ -357,7 +469,20 @@ impl Describe for Homa {
                 summary: "homa with the 8 priority levels of the Homa paper",
                 config: preset!(8, "spray"),
             },
+            Preset {
+                name: "homa-aeolus",
+                summary: "Homa(A) (PayDebt §2.3, §5): homa-8 with Aeolus: unscheduled packets dropped above 8 KB in their queue, a \
+                          probe behind them, losses resent as scheduled on RESENDs; flow-level ECMP so the probe follows them",
+                config: concat!(
+                    preset!(8, "ecmp"),
+                    "[flow_control.aeolus]\nthreshold = \"8KB\"\n"
+                ),
+            },
         ]
+    }
+
+    fn optional_params() -> Vec<(String, String)> {
+        aeolus::listed_params()
     }
 
     fn stats(&self) -> HomaStats {
@@ -370,6 +495,7 @@ impl Describe for Homa {
             resends: h.resends,
             core_up: DelayReport::from_ps(&h.core_up),
             core_down: DelayReport::from_ps(&h.core_down),
+            aeolus: (h.aeolus != AeolusStats::default()).then_some(h.aeolus),
         };
         Some(SchemeReport::new("homa", "homa", false, report))
     }
@@ -386,6 +512,9 @@ pub struct HomaReport {
     pub core_up: DelayReport,
     /// The same at switch ports from the core to a ToR (Table 2's Agg-ToR).
     pub core_down: DelayReport,
+    /// Aeolus's counts, under Aeolus.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aeolus: Option<AeolusStats>,
 }
 
 impl std::fmt::Display for HomaReport {
@@ -400,6 +529,10 @@ impl std::fmt::Display for HomaReport {
             self.core_up.p99_ns / 1e3,
             self.core_down.p50_ns / 1e3,
             self.core_down.p99_ns / 1e3,
-        )
+        )?;
+        if let Some(a) = &self.aeolus {
+            write!(f, "; {a}")?;
+        }
+        Ok(())
     }
 }
