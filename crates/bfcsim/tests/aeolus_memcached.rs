@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{TempDir, bfcsim, read_json, s};
+use common::{TempDir, bfcsim_ok, read_json, s};
 
 fn run(tag: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
     let tmp = TempDir::new(tag);
@@ -19,13 +19,7 @@ fn run(tag: &str, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
         s(&out),
     ];
     args.extend_from_slice(extra);
-    let run = bfcsim(&args);
-    assert!(
-        run.success(),
-        "exit {:?}\nstderr:\n{}",
-        run.code,
-        run.stderr
-    );
+    let run = bfcsim_ok(&args);
     assert!(
         run.stdout.contains("Aeolus: "),
         "no Aeolus line:\n{}",

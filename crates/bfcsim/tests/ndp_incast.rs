@@ -5,19 +5,13 @@
 
 mod common;
 
-use common::{TempDir, bfcsim, read_json, s};
+use common::{TempDir, bfcsim_ok, read_json, s};
 
 #[test]
 fn ndp_drains_a_64_to_1_incast_at_line_rate_and_loses_nothing() {
     let tmp = TempDir::new("ndp-incast");
     let out = tmp.join("out");
-    let run = bfcsim(&["run", "experiments/ndp-incast.toml", "--out", s(&out)]);
-    assert!(
-        run.success(),
-        "exit {:?}\nstderr:\n{}",
-        run.code,
-        run.stderr
-    );
+    let run = bfcsim_ok(&["run", "experiments/ndp-incast.toml", "--out", s(&out)]);
     assert!(
         run.stdout.contains("NDP: ") && run.stdout.contains("headers returned to sender"),
         "no NDP line:\n{}",

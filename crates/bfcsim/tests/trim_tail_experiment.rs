@@ -4,19 +4,13 @@
 
 mod common;
 
-use common::{TempDir, bfcsim, read_json, s};
+use common::{TempDir, bfcsim_ok, read_json, s};
 
 #[test]
 fn the_trim_tail_example_runs_from_its_experiment_file() {
     let tmp = TempDir::new("trim-tail");
     let out = tmp.join("out");
-    let run = bfcsim(&["run", "experiments/trim-tail-incast.toml", "--out", s(&out)]);
-    assert!(
-        run.success(),
-        "exit {:?}\nstderr:\n{}",
-        run.code,
-        run.stderr
-    );
+    let run = bfcsim_ok(&["run", "experiments/trim-tail-incast.toml", "--out", s(&out)]);
     assert!(
         run.stdout
             .contains("trim-tail: 0 headers dropped at full control queues"),

@@ -73,6 +73,19 @@ impl Run {
     }
 }
 
+/// Runs the `bfcsim` binary with `args` from the workspace root, and fails the test (with its stderr) unless it
+/// exits with status 0.
+pub fn bfcsim_ok(args: &[&str]) -> Run {
+    let run = bfcsim(args);
+    assert!(
+        run.success(),
+        "exit {:?}\nstderr:\n{}",
+        run.code,
+        run.stderr
+    );
+    run
+}
+
 /// Runs the `bfcsim` binary with `args`, working directory `cwd`.
 pub fn bfcsim_in(cwd: &Path, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_bfcsim"))
