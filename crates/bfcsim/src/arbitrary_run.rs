@@ -226,8 +226,8 @@ fn draw(u: &mut Unstructured) -> arbitrary::Result<SmallRun> {
         Some(_) => &["12MB", "4MB"],
     };
     o.push(format!("switch.buffer={}", u.choose(buffers)?));
-    // ExpressPass's data retrace their credits' path: it refuses spraying.
-    if hop_by_hop.as_deref() != Some("expresspass") && u.ratio(1, 8)? {
+    // ExpressPass's credits and PayDebt's debts and tokens retrace their data's path: they refuse spraying.
+    if !matches!(hop_by_hop.as_deref(), Some("expresspass" | "paydebt")) && u.ratio(1, 8)? {
         o.push("switch.load_balancing=spray".into());
     }
     o.push(format!(

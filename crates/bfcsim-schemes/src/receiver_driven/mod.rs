@@ -9,8 +9,13 @@
 //!   receiver's grant scheduler with overcommitment.
 //! - [`ndp`]: NDP (Handley et al., SIGCOMM 2017): trimming switches, and receivers that pace a PULL per
 //!   packet.
+//! - [`paydebt`]: PayDebt (Liu et al., IEEE TPDS): a first BDP unscheduled that pays its bandwidth back with
+//!   debts, data-driven tokens under a token congestion control, debts and tokens rate-limited together.
+//! - [`shaper`]: the rate limiter of a port's credits (ExpressPass) or debts and tokens (PayDebt).
 
 pub mod aeolus;
 pub mod expresspass;
 pub mod homa;
 pub mod ndp;
+pub mod paydebt;
+pub mod shaper;

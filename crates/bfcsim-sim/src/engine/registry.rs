@@ -17,6 +17,7 @@ use bfcsim_schemes::flow_control::trim_tail::TrimTail;
 use bfcsim_schemes::receiver_driven::expresspass::ExpressPass;
 use bfcsim_schemes::receiver_driven::homa::Homa;
 use bfcsim_schemes::receiver_driven::ndp::Ndp;
+use bfcsim_schemes::receiver_driven::paydebt::PayDebt;
 use serde::{Deserialize, Serialize};
 
 use super::*;
@@ -177,6 +178,7 @@ schemes! { $
     ExpressPass => ExpressPass,
     Homa => Homa,
     Ndp => Ndp,
+    PayDebt => PayDebt,
     Aquarius => Aquarius,
     TrimTail => TrimTail,
 }

@@ -7,7 +7,7 @@
 //! time. A credit the data does not echo (dropped on the way, or wasted at a sender with nothing to send) counts
 //! as lost once a later credit is echoed, as in ns-2's `recv_data`.
 
-use bfcsim_core::{Bytes, Rate, Time};
+use bfcsim_core::{Rate, Time};
 
 use super::{ExpressPassConfig, WIncrease};
 
@@ -143,15 +143,12 @@ impl CreditFeedback {
     }
 }
 
-/// The credit share of a link of rate `link`: credits of `credit` bytes, each calling for one data packet of
-/// `data` bytes in the other direction, so that the data fill the link (§3.1: 84/(84 + 1538) of it).
-pub fn credit_rate(link: Rate, credit: Bytes, data: Bytes) -> Rate {
-    Rate((link.bps() as u128 * credit.0 as u128 / (credit.0 + data.0) as u128) as u64)
-}
+pub use crate::receiver_driven::shaper::credit_rate;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bfcsim_core::Bytes;
 
     fn cfg() -> ExpressPassConfig {
         ExpressPassConfig {

@@ -8,7 +8,8 @@
 //!
 //! - [`feedback`]: a receiver's per-flow credit rate and its feedback loop (§3.2, Algorithm 1), fed by the credit
 //!   sequence numbers the data packets echo.
-//! - [`shaper`]: the credit rate limiter of a port (§3.1), a token bucket in integer time.
+//! - [`CreditShaper`] (shared with PayDebt, [`crate::receiver_driven::shaper`]): the credit rate limiter of a
+//!   port (§3.1), a token bucket in integer time.
 //!
 //! [`ExpressPass`] is the scheme on the fabric ([`crate::fabric`]): the senders, receivers and rate limiters
 //! that move credits between them.
@@ -19,16 +20,15 @@
 
 pub mod feedback;
 mod scheme;
-pub mod shaper;
 
 use bfcsim_core::{Bytes, Time};
 use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
 use super::aeolus::{AeolusConfig, AeolusStats};
+pub use crate::receiver_driven::shaper::CreditShaper;
 pub use feedback::CreditFeedback;
 pub use scheme::{CreditReport, ExpressPass};
-pub use shaper::CreditShaper;
 
 /// The receiver's permission to send one data packet (§3.1); `aux` is its sequence number and `seq` the
 /// receiver's next expected byte (a cumulative acknowledgement). The switches' credit queues schedule it, never

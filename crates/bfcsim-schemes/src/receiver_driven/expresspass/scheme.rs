@@ -41,18 +41,18 @@ use crate::fabric::{
     SwitchOps, SwitchSide,
 };
 use crate::receiver_driven::aeolus::{self, AeolusStats, FirstRtt, UNSCHEDULED};
+use crate::receiver_driven::shaper::ShapedQueue;
 use crate::transport::Recovery;
 
 /// ExpressPass's state in one shard of a run.
 pub struct ExpressPass {
     cfg: ExpressPassConfig,
-    /// Queue indices at switch ports: credits, then data.
-    credit_q: usize,
+    /// The switch ports' credit queues and their rate limiters.
+    credits: ShapedQueue,
+    /// The switch ports' data queue.
     data_q: usize,
     /// Payload bytes of a full data packet (a credit request counts the flow's packets in them).
     payload: u32,
-    /// Each switch port's credit rate limiter, by switch-port index.
-    ports: Vec<CreditShaper>,
     /// Each host's NIC side, by host index.
     hosts: Vec<HostSide>,
     /// Each running flow's sender side, by its slot (reset when a flow takes the slot).
@@ -102,17 +102,6 @@ struct Pacer {
 }
 
 impl ExpressPass {
-    /// Holds switch port `sp`'s credit queue back until its tokens are back, if they are short now.
-    fn gate_credits(&mut self, fab: &mut impl SwitchOps, sp: u32) {
-        let ready = self.ports[sp as usize].ready_at();
-        if ready <= fab.now() {
-            return;
-        }
-        fab.hold_queue(sp, self.credit_q, true);
-        let port = fab.sw_port_id(sp);
-        fab.arm_timer(port, ready);
-    }
-
     /// Sends flow `id`'s credit request from host `h` and arms its retry.
     fn send_credit_request(&mut self, fab: &mut impl NicOps, h: u32, id: FlowId, slot: usize) {
         let at = fab.now() + self.cfg.request_timeout;
@@ -246,7 +235,7 @@ impl SwitchSide for ExpressPass {
     /// Credits join the port's credit queue unless it is full; everything else the data queue (where Aeolus drops
     /// unscheduled packets above its threshold).
     fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
-        let (credit_q, data_q, cap) = (self.credit_q, self.data_q, self.cfg.credit_buffer);
+        let (credit_q, data_q, cap) = (self.credits.queue(), self.data_q, self.cfg.credit_buffer);
         if e.p.kind != CREDIT {
             if let Some(a) = &self.cfg.aeolus {
                 return aeolus::selective_enqueue(fab, e, data_q, a);
@@ -261,7 +250,7 @@ impl SwitchSide for ExpressPass {
         }
         fab.admit(e, credit_q)?;
         fab.push(e, credit_q);
-        self.gate_credits(fab, e.out_sp);
+        self.credits.gate(fab, e.out_sp);
         Ok(())
     }
 
@@ -274,18 +263,12 @@ impl SwitchSide for ExpressPass {
         queue: usize,
         _data: bool,
     ) {
-        if queue != self.credit_q {
-            return;
-        }
-        self.ports[sp as usize].take(fab.now());
-        if fab.queues(sp).queue_len(queue) > 0 {
-            self.gate_credits(fab, sp);
-        }
+        self.credits.dequeued(fab, sp, queue);
     }
 
     /// The credit queue's tokens are back.
     fn switch_timer<F: SwitchOps>(&mut self, fab: &mut F, sp: u32) {
-        if fab.hold_queue(sp, self.credit_q, false) {
+        if self.credits.release(fab, sp) {
             let port = fab.sw_port_id(sp);
             fab.kick(self, port);
         }
@@ -535,11 +518,10 @@ impl Describe for ExpressPass {
             .collect();
         let layout = fab.layout();
         Ok(ExpressPass {
-            credit_q: layout.data_queue(0),
+            credits: ShapedQueue::new(layout.data_queue(0), ports),
             data_q: layout.data_queue(1),
             payload: fab.payload(),
             cfg,
-            ports,
             hosts,
             senders: Vec::new(),
             pacers: HashMap::new(),
