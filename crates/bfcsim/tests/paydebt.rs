@@ -63,6 +63,19 @@ fn every_debt_request_draws_a_debt_and_nothing_is_lost() {
 }
 
 #[test]
+fn without_end_probes_only_timeouts_probe() {
+    let (summary, _) = hadoop(
+        "paydebt-no-end-probe",
+        "1ms",
+        &["--set", "flow_control.probe_at_end=false"],
+    );
+    assert_eq!(summary["unfinished"], 0, "every flow finished");
+    let p = &summary["flow_control"]["paydebt"];
+    assert_eq!(p["probes"], p["probe_timeouts"], "{p}");
+    assert_eq!(p["probes"], 0, "nothing lost, nothing waited 4 ms: {p}");
+}
+
+#[test]
 fn probes_find_every_loss_and_each_is_resent_once() {
     // A 60 KB buffer per switch drops a few data packets at the core.
     let (summary, run_json) = hadoop(

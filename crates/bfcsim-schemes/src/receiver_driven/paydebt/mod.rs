@@ -129,6 +129,10 @@ pub struct PayDebtConfig {
     pub scheduling: TokenScheduling,
     /// A sender without word from its receiver for this long sends a probe (§5.4: 4 ms).
     pub probe_timeout: Time,
+    /// A probe follows each flow's last new packet (§4.4: "at the end of a flow"); off, only timeouts send
+    /// probes, and a flow whose last packets are lost waits `probe_timeout`. Under Memcached the probes add a
+    /// quarter to the data's bytes.
+    pub probe_at_end: bool,
 }
 
 impl Default for PayDebtConfig {
@@ -148,6 +152,7 @@ impl Default for PayDebtConfig {
             update_period: None,
             scheduling: TokenScheduling::RoundRobin,
             probe_timeout: Time::from_ms(4),
+            probe_at_end: true,
         }
     }
 }

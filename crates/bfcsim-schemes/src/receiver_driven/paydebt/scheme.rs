@@ -3,7 +3,7 @@
 //! - **Sender** (§4.2, §4.4): a new flow sends its first BDP unscheduled at line rate, as far as the bound on
 //!   unscheduled bytes in flight to its receiver host allows, then one packet per token ([`Tokens`]); packets
 //!   carry `token_request`, `debt_request` ([`DebtCounter`]) and the echo of their token's mark. A [`PROBE`]
-//!   follows its last new packet; another goes after each `probe_timeout` without a token, debt or
+//!   follows its last new packet (`probe_at_end`); another goes after each `probe_timeout` without a token, debt or
 //!   acknowledgement, carrying the number of the last token it received. A token with nothing left to send is wasted.
 //! - **Receiver** (§4.1, Fig. 6): each host's [`Receiver`] generates debts and tokens from the data and sends
 //!   them through the host's rate limiter at the debt/token share of its link, debts first, tokens round-robin
@@ -378,7 +378,7 @@ impl NicSide for PayDebt {
             p.mark |= bits::TOKEN_REQUEST;
         }
         s.sent_high = s.sent_high.max(seq + payload as u64);
-        if s.end_probe || fab.sender(slot).has_unsent() {
+        if s.end_probe || !self.cfg.probe_at_end || fab.sender(slot).has_unsent() {
             return;
         }
         s.end_probe = true;
