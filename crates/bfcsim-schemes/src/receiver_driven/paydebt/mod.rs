@@ -222,7 +222,8 @@ pub struct PayDebtStats {
     pub data_marked: u64,
     /// Tokens that reached a sender with nothing to send.
     pub tokens_wasted: u64,
-    /// Flows that waited to open because their host pair had the bound in flight.
+    /// Times a flow found its host pair's bound full and waited to open (again after each acknowledgement
+    /// that did not make room).
     pub pair_waits: u64,
     /// Probes senders sent (behind a flow's last packet, or on a timeout).
     pub probes: u64,
