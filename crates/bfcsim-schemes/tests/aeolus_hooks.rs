@@ -4,10 +4,9 @@
 //! range at once, and the losses go again as scheduled packets.
 
 use bfcsim_core::FlowId;
-use bfcsim_core::{Bytes, Rate, Time};
+use bfcsim_core::{Bytes, Time};
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Packet, PacketKind};
-use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide, SwitchSide};
 use bfcsim_schemes::receiver_driven::aeolus::{AeolusConfig, ThresholdOver, UNSCHEDULED};
@@ -15,25 +14,7 @@ use bfcsim_schemes::receiver_driven::expresspass::{
     self, CREDIT, CREDIT_REQUEST, CREDIT_STOP, ExpressPass, ExpressPassConfig, PROBE_ANSWER,
 };
 use bfcsim_schemes::receiver_driven::homa::{self, Homa, HomaConfig, RESEND};
-use bfcsim_schemes::transport::{Recovery, TransportConfig};
-
-/// One switch, three hosts, ports with a control queue and `classes` data queues; selective repeat without
-/// NACKs, whole flows acknowledged (Homa's and EP(A)'s transport).
-fn star(classes: usize) -> FakeFabric {
-    let layout = QueueLayout {
-        data_base: 1,
-        per_class: 1,
-        classes,
-    };
-    let mut fab = FakeFabric::star_with(3, Rate::gbps(100), Time::from_us(1), layout);
-    fab.transport = TransportConfig {
-        recovery: Recovery::Selective,
-        nack: false,
-        ack_every: 0,
-        ..TransportConfig::default()
-    };
-    fab
-}
+use bfcsim_schemes::transport::TransportConfig;
 
 fn homa_a(threshold: u64, over: ThresholdOver) -> HomaConfig {
     HomaConfig {
@@ -86,7 +67,7 @@ fn admitted(fab: &FakeFabric, pkt: bfcsim_core::PacketId) -> bool {
 fn unscheduled_after_seven(
     cfg: &HomaConfig,
 ) -> (Result<(), DropReason>, bool, FakeFabric, Homa, FlowId) {
-    let mut fab = star(8);
+    let mut fab = FakeFabric::receiver_driven_star(8);
     let flow = fab.add_flow(1, 0, 100_000);
     let mut homa = Homa::new(cfg, &mut fab).unwrap();
     for i in 0..7 {
@@ -131,7 +112,7 @@ fn unscheduled_packets_are_dropped_above_the_threshold_and_nothing_else_is() {
     }
 
     // ExpressPass's data queue drops them alike; its credits never see the threshold.
-    let mut fab = star(2);
+    let mut fab = FakeFabric::receiver_driven_star(2);
     fab.refuse = None;
     let flow = fab.add_flow(1, 0, 100_000);
     let cfg = ExpressPassConfig {
@@ -190,7 +171,7 @@ fn controls(fab: &FakeFabric, kind: PacketKind) -> Vec<(u64, u32)> {
 
 #[test]
 fn homa_marks_its_unscheduled_first_sends_probes_behind_the_last_and_resends_them_scheduled() {
-    let mut fab = star(8);
+    let mut fab = FakeFabric::receiver_driven_star(8);
     let flow = fab.add_flow(0, 2, 3_000);
     let mut homa = Homa::new(&homa_a(8_000, ThresholdOver::Port), &mut fab).unwrap();
     homa.flow_started(&mut fab, 0, flow, 0);
@@ -244,7 +225,7 @@ fn homa_marks_its_unscheduled_first_sends_probes_behind_the_last_and_resends_the
 
 #[test]
 fn a_homa_probe_draws_a_resend_for_every_missing_range_at_once() {
-    let mut fab = star(8);
+    let mut fab = FakeFabric::receiver_driven_star(8);
     let flow = fab.add_flow(0, 2, 5_000);
     let mut homa = Homa::new(&homa_a(8_000, ThresholdOver::Port), &mut fab).unwrap();
     fab.now = Time::from_us(7);
@@ -301,7 +282,7 @@ fn credit(fab: &mut FakeFabric, xp: &mut ExpressPass, h: u32, flow: FlowId, ack:
 
 #[test]
 fn ep_sends_its_burst_without_credits_then_resends_a_loss_on_a_new_credit() {
-    let mut fab = star(2);
+    let mut fab = FakeFabric::receiver_driven_star(2);
     let mut xp = ExpressPass::new(&ep_a(), &mut fab).unwrap();
     let flow = fab.add_flow(0, 2, 3_000);
     xp.flow_started(&mut fab, 0, flow, 0);
@@ -363,7 +344,7 @@ fn ep_sends_its_burst_without_credits_then_resends_a_loss_on_a_new_credit() {
 
 #[test]
 fn the_first_credit_ends_eps_first_rtt_and_the_probe_goes_then() {
-    let mut fab = star(2);
+    let mut fab = FakeFabric::receiver_driven_star(2);
     let mut xp = ExpressPass::new(&ep_a(), &mut fab).unwrap();
     let flow = fab.add_flow(0, 2, 1_000_000);
     xp.flow_started(&mut fab, 0, flow, 0);
@@ -399,7 +380,7 @@ fn the_first_credit_ends_eps_first_rtt_and_the_probe_goes_then() {
 
 #[test]
 fn aeolus_needs_its_transport_and_homa_keeps_its_own_unscheduled_bytes() {
-    let mut fab = star(2);
+    let mut fab = FakeFabric::receiver_driven_star(2);
     fab.transport = TransportConfig::default();
     let err = ExpressPass::new(&ep_a(), &mut fab).err().unwrap();
     assert!(err.contains("nic.recovery = \"selective\""), "{err}");

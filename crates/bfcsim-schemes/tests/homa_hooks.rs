@@ -2,35 +2,14 @@
 //! the rest as granted; the receiver grants after each data packet and asks for a missing range once nothing has
 //! been heard for the RESEND timeout (Homa §3 "Flow control", "Lost packets").
 
-use bfcsim_core::{Rate, Time};
 use bfcsim_net::packet::PacketKind;
-use bfcsim_net::queues::QueueLayout;
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide};
 use bfcsim_schemes::receiver_driven::homa::{GRANT, Homa, HomaConfig, RESEND};
-use bfcsim_schemes::transport::{Recovery, TransportConfig};
-
-/// One switch, three hosts; 8 strict-priority levels of one queue; Homa's transport (selective repeat, no
-/// NACKs, whole messages acknowledged).
-fn star() -> FakeFabric {
-    let layout = QueueLayout {
-        data_base: 1,
-        per_class: 1,
-        classes: 8,
-    };
-    let mut fab = FakeFabric::star_with(3, Rate::gbps(100), Time::from_us(1), layout);
-    fab.transport = TransportConfig {
-        recovery: Recovery::Selective,
-        nack: false,
-        ack_every: 0,
-        ..TransportConfig::default()
-    };
-    fab
-}
 
 #[test]
 fn a_message_goes_unscheduled_up_to_rtt_bytes_then_as_granted() {
-    let mut fab = star();
+    let mut fab = FakeFabric::receiver_driven_star(8);
     let flow = fab.add_flow(0, 2, 300_000);
     let mut homa = Homa::new(&HomaConfig::default(), &mut fab).unwrap();
     homa.flow_started(&mut fab, 0, flow, 0);
@@ -58,7 +37,7 @@ fn a_message_goes_unscheduled_up_to_rtt_bytes_then_as_granted() {
 
 #[test]
 fn the_receiver_grants_after_data_and_asks_again_for_what_went_missing() {
-    let mut fab = star();
+    let mut fab = FakeFabric::receiver_driven_star(8);
     let flow = fab.add_flow(0, 2, 300_000);
     let mut homa = Homa::new(&HomaConfig::default(), &mut fab).unwrap();
     let p = fab.data_packet(flow, 0);

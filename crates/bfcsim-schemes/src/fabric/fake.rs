@@ -30,7 +30,7 @@ use bfcsim_net::topology::{NodeKind, Topology};
 
 use super::{Device, Entry, FabricOps, Flow, NicOps, Receiving, Scheme, Setup, SwitchOps};
 use crate::cc::{Cc, CcConfig, FixedConfig, FlowContext};
-use crate::transport::{Receiver, Sender, TransportConfig};
+use crate::transport::{Receiver, Recovery, Sender, TransportConfig};
 
 /// One thing a scheme asked of the fabric.
 #[derive(Clone, Debug, PartialEq)]
@@ -328,6 +328,25 @@ impl FakeFabric {
         }
         topo.finish();
         FakeFabric::new(topo, layout)
+    }
+
+    /// A star of three 100 Gb/s hosts on 1 us links whose ports have a control queue and `classes` data
+    /// queues, under the transport of the receiver-driven schemes (Homa, EP(A)): selective repeat without
+    /// NACKs, whole flows acknowledged.
+    pub fn receiver_driven_star(classes: usize) -> FakeFabric {
+        let layout = QueueLayout {
+            data_base: 1,
+            per_class: 1,
+            classes,
+        };
+        let mut fab = FakeFabric::star_with(3, Rate::gbps(100), Time::from_us(1), layout);
+        fab.transport = TransportConfig {
+            recovery: Recovery::Selective,
+            nack: false,
+            ack_every: 0,
+            ..TransportConfig::default()
+        };
+        fab
     }
 
     /// Adds a flow of `size` bytes from host `src` to host `dst`, started: its sender takes the next slot.

@@ -62,6 +62,17 @@ pub enum Receiving<'a> {
     Complete,
 }
 
+impl Receiving<'_> {
+    /// The receiver's next expected byte of a flow of `size` bytes: what an acknowledgement of it carries.
+    pub fn next_expected(&self, size: u64) -> u64 {
+        match self {
+            Receiving::Complete => size,
+            Receiving::NotStarted => 0,
+            Receiving::Partly(r) => r.rcv_nxt(),
+        }
+    }
+}
+
 /// The verbs of the fabric at any device.
 pub trait FabricOps {
     /// The current simulated time.

@@ -198,11 +198,7 @@ impl ExpressPass {
     fn emit_credit(&mut self, fab: &mut impl NicOps, h: u32, id: FlowId) {
         let now = fab.now();
         // The receiver's next expected byte: the credit acknowledges the data so far.
-        let ack = match fab.receiver(id) {
-            Receiving::Complete => fab.flow(id).spec.size.0,
-            Receiving::NotStarted => 0,
-            Receiving::Partly(r) => r.rcv_nxt(),
-        };
+        let ack = fab.receiver(id).next_expected(fab.flow(id).spec.size.0);
         let hs = &mut self.hosts[h as usize];
         let u = hs.rng.random::<f64>();
         let pacer = self.pacers.get_mut(&id.0).expect("paced");

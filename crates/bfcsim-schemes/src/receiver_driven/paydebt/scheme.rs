@@ -206,15 +206,6 @@ impl PayDebt {
         let port = fab.host_port(h);
         fab.kick(self, port);
     }
-
-    /// The receiver's next expected byte of flow `id`.
-    fn ack_of(fab: &impl NicOps, id: FlowId) -> u64 {
-        match fab.receiver(id) {
-            Receiving::Complete => fab.flow(id).spec.size.0,
-            Receiving::NotStarted => 0,
-            Receiving::Partly(r) => r.rcv_nxt(),
-        }
-    }
 }
 
 impl SwitchSide for PayDebt {
@@ -310,23 +301,28 @@ impl NicSide for PayDebt {
         }
         let emit = hs.rx.emit()?;
         hs.shaper.take(now);
-        let (id, kind, seq_aux) = match emit {
+        let size = self.cfg.token_size.0 as u32;
+        let (f, kind, number) = match emit {
             Emit::Debt(f) => {
                 self.stats.debts += 1;
-                (FlowId(f), DEBT, (Self::ack_of(fab, FlowId(f)), 0))
+                (f, DEBT, 0)
             }
-            Emit::Ack(f) => (FlowId(f), TOKEN, (fab.flow(FlowId(f)).spec.size.0, 0)),
+            Emit::Ack(f) => (f, TOKEN, 0),
             Emit::Token(f, number) => {
                 self.stats.tokens += 1;
-                (FlowId(f), TOKEN, (Self::ack_of(fab, FlowId(f)), number))
+                (f, TOKEN, number)
             }
             Emit::Resend(f, seq, len) => {
                 self.stats.tokens += 1;
                 self.stats.resend_tokens += 1;
-                (FlowId(f), RESEND_TOKEN, (seq, len))
+                return Some(fab.new_control(FlowId(f), true, RESEND_TOKEN, (seq, len), size));
             }
         };
-        Some(fab.new_control(id, true, kind, seq_aux, self.cfg.token_size.0 as u32))
+        // Debts and tokens carry the receiver's next expected byte (all of a complete flow's, for the
+        // acknowledgement a timed-out probe draws).
+        let id = FlowId(f);
+        let ack = fab.receiver(id).next_expected(fab.flow(id).spec.size.0);
+        Some(fab.new_control(id, true, kind, (ack, number), size))
     }
 
     /// A token waits, or (new data only) an unscheduled packet is left; a flow that its pair bound did not
