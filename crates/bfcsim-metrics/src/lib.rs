@@ -13,6 +13,7 @@
 //!   utilization per link set.
 //! - [`hop`] and [`budget`]: what per-hop flow control did (pauses, paused time per link and per queue, active
 //!   flows) and the Tofino2 hardware budget BFC would need.
+//! - [`timeseries`]: values sampled over time (queues, buffers, links, flows), `trace.parquet` and `trace.csv`.
 //! - [`output`]: `fct.csv`, HPCC's `fct.txt`, `summary.json` (all written atomically) and the console table;
 //!   `parquet` (feature `parquet`): `fct.parquet`, the per-flow records compressed.
 //!
@@ -32,6 +33,7 @@ pub mod parquet;
 pub mod record;
 pub mod summary;
 pub mod throughput;
+pub mod timeseries;
 pub mod utilization;
 
 pub use buckets::BucketScheme;
@@ -50,4 +52,5 @@ pub use output::{
 pub use record::FlowRecord;
 pub use summary::{BucketRow, SlowdownStats, Summary, SummaryConfig};
 pub use throughput::LongFlowReport;
+pub use timeseries::{TimeSeries, TraceLine};
 pub use utilization::{LinkSetStats, LinkUsage, LinkUtilization};

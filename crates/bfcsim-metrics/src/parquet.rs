@@ -1,6 +1,6 @@
 //! `fct.parquet`: the per-flow records of `fct.csv` as one Parquet file compressed with zstd, a fifth or less of
 //! the size of `fct.csv` and `fct.txt` together, read directly by pandas (`pd.read_parquet`), polars and
-//! DuckDB.
+//! DuckDB; and `trace.parquet`, a run's time series ([`crate::timeseries`]) in the same way.
 //!
 //! One row per flow, ordered by id, with the columns of `fct.csv`; times are exact integer picoseconds
 //! (`start_ps`, ...; `fct.csv` writes the same values as nanoseconds with three decimals), and `slowdown` is the
@@ -27,6 +27,7 @@ use parquet::schema::types::ColumnPath;
 
 use crate::output::{by_id, write_atomic};
 use crate::record::FlowRecord;
+use crate::timeseries::TimeSeries;
 
 /// The file's schema, in Parquet's message syntax. Unsigned logical types tell readers the ranges.
 pub const FCT_PARQUET_SCHEMA: &str = "
@@ -118,6 +119,49 @@ fn write_rows(
     }
     file.close()?;
     Ok(())
+}
+
+/// The schema of `trace.parquet`: one row per sample of one series of one entity, in time order.
+pub const TRACE_PARQUET_SCHEMA: &str = "
+message sample {
+    REQUIRED INT64 time_ps (INTEGER(64, false));
+    REQUIRED BYTE_ARRAY series (STRING);
+    REQUIRED BYTE_ARRAY entity (STRING);
+    REQUIRED DOUBLE value;
+}
+";
+
+/// Writes `trace.parquet` (see [`TRACE_PARQUET_SCHEMA`]) atomically: times delta-encoded, series and entity
+/// names as dictionaries (a trace has few of them, repeated on every sample).
+pub fn write_trace_parquet(path: impl AsRef<Path>, trace: &TimeSeries) -> io::Result<()> {
+    let rows: Vec<(Time, &str, &str, f64)> = trace.rows().collect();
+    let text = |s: &str| ByteArray::from(s.as_bytes().to_vec());
+    write_atomic(path, |w| {
+        (|| {
+            let schema = Arc::new(parse_message_type(TRACE_PARQUET_SCHEMA)?);
+            let props = WriterProperties::builder()
+                .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
+                .set_max_row_group_size(ROW_GROUP)
+                .set_dictionary_enabled(false)
+                .set_column_dictionary_enabled(ColumnPath::from("series"), true)
+                .set_column_dictionary_enabled(ColumnPath::from("entity"), true)
+                .set_column_encoding(ColumnPath::from("time_ps"), Encoding::DELTA_BINARY_PACKED)
+                .set_column_encoding(ColumnPath::from("value"), Encoding::BYTE_STREAM_SPLIT)
+                .build();
+            let mut file = SerializedFileWriter::new(w, schema, Arc::new(props))?;
+            for chunk in rows.chunks(ROW_GROUP) {
+                let mut g = file.next_row_group()?;
+                required::<Int64Type, _>(&mut g, chunk.iter().map(|r| r.0.ps() as i64))?;
+                required::<ByteArrayType, _>(&mut g, chunk.iter().map(|r| text(r.1)))?;
+                required::<ByteArrayType, _>(&mut g, chunk.iter().map(|r| text(r.2)))?;
+                required::<DoubleType, _>(&mut g, chunk.iter().map(|r| r.3))?;
+                g.close()?;
+            }
+            file.close()?;
+            Ok::<_, ParquetError>(())
+        })()
+        .map_err(io::Error::other)
+    })
 }
 
 /// Writes the row group's next column, every row of which has a value (unsigned values go into the signed

@@ -398,6 +398,10 @@ impl Sim {
     pub fn flow_acked(&self, id: FlowId) -> u64 {
         self.of_flow(id).flow_acked(id)
     }
+    /// Flow `id`'s congestion window and pacing rate while it sends ([`Shard::flow_cc`]).
+    pub fn flow_cc(&self, id: FlowId) -> Option<(Option<u64>, Option<Rate>)> {
+        self.of_flow(id).flow_cc(id)
+    }
     /// The forward (data) and reverse (ACK) paths of flow `id` under flow-level ECMP, as ports in order.
     pub fn flow_paths(&self, id: FlowId) -> (Vec<PortId>, Vec<PortId>) {
         let (mut fwd, mut rev) = (Vec::new(), Vec::new());
@@ -416,6 +420,10 @@ impl Sim {
     /// Bytes transmitted on `port`'s link so far.
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.of_port(port).port_tx_bytes(port)
+    }
+    /// Bytes serialized onto `port`'s link by now ([`Shard::port_serialized_bytes`]).
+    pub fn port_serialized_bytes(&self, port: PortId) -> f64 {
+        self.of_port(port).port_serialized_bytes(port)
     }
     /// Packets that arrived at switch egress port `port`'s queues so far, every kind, and those of them its
     /// buffer dropped (`None` for a host's port).
@@ -528,6 +536,10 @@ impl Sim {
     /// ([`Describe::recirculations`]).
     pub fn recirculations(&self, s: usize) -> Option<u64> {
         self.of_switch(s).scheme().recirculations(s)
+    }
+    /// The running scheme's own time series at switch `s` ([`Describe::trace`]): `(series, local port, value)`.
+    pub fn scheme_trace(&self, s: usize, out: &mut dyn FnMut(&'static str, Option<u32>, f64)) {
+        self.of_switch(s).scheme().trace(s, out)
     }
     /// Switch `s`'s state in the running scheme's hardware design, if it has one ([`Describe::hardware`]).
     pub fn switch_hardware(&self, s: usize) -> Option<SwitchHardware> {

@@ -31,6 +31,8 @@ pub const BIG_ABOVE: u64 = 1_000_000;
 /// The largest flows of the Web Server distribution, which ends at 1 MB (so that none is above
 /// [`BIG_ABOVE`]), are larger than this: the stand-in for Aquarius §4's large flows.
 pub const TOP_ABOVE: u64 = 500_000;
+/// Points kept of each time series of a traced run.
+pub const TRACE_POINTS: usize = 2000;
 /// Points kept of the buffer-occupancy CDF (evenly spaced in probability).
 const CDF_POINTS: usize = 200;
 
@@ -305,6 +307,10 @@ pub struct Digest {
     /// figure, [`bfcsim_metrics::Summary::switch_port_loss`]; absent from digests of older versions).
     #[serde(default)]
     pub port_loss: Option<f64>,
+    /// The run's time series (`[trace]`), each at most [`TRACE_POINTS`] points, those never above zero left out:
+    /// what figures plot over time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<bfcsim_metrics::TraceLine>,
     /// End-of-run invariant violations, one more if the run stalled (`run.stall_after`): either makes the
     /// run unsound, and a sweep that had one exits with status 3.
     pub violations: usize,
@@ -397,6 +403,11 @@ impl Digest {
             dropped_data_packets: out.counters.dropped_data_pkts,
             packet_hops: out.counters.hops,
             port_loss: s.switch_port_loss,
+            trace: out.trace.as_ref().map_or_else(Vec::new, |(trace, _)| {
+                let mut lines = trace.lines(TRACE_POINTS);
+                lines.retain(|l| l.points.iter().any(|p| p.1 != 0.0));
+                lines
+            }),
             violations: out.violations.len() + usize::from(out.stalled.is_some()),
         }
     }

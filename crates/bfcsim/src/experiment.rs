@@ -83,6 +83,10 @@ pub struct ExperimentConfig {
     /// What the run may ask of the machine.
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Time series to record (`trace.parquet`; [`crate::trace`]). Not serialized when absent, so that the run
+    /// keys of existing run stores stay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TraceConfig>,
 }
 
 fn default_name() -> String {
@@ -535,6 +539,9 @@ fn validate_sections(c: &ExperimentConfig) -> Result<(), String> {
     c.metrics.budget.validate(c.switch.queues_per_port)?;
     c.run.validate()?;
     c.output.validate()?;
+    if let Some(trace) = &c.trace {
+        trace.validate()?;
+    }
     if c.limits.samples == 0 || c.limits.memory == Some(bfcsim_core::Bytes(0)) {
         return Err("limits.samples and limits.memory must be positive".into());
     }

@@ -35,7 +35,7 @@
 //! scheme = "hpcc"
 //! only = [0.5, 0.6, 0.7]                  # axis values this series runs at
 //! [[plot]]
-//! kind = "metric"                         # slowdown | cdf | bars | metric
+//! kind = "metric"                         # slowdown | cdf | bars | metric | timeseries
 //! metric = "long.avg"
 //! # bars only: title = "average throughput of f1 (Gb/s)"   (instead of the metric's words)
 //! [[claim]]
@@ -61,6 +61,18 @@
 //! every queue (every packet dropped over every packet arriving at a queue, ACKs included;
 //! [`bfcsim_metrics::Summary::queue_loss_rate`]); `loss.ports` is the figure the authors' scripts print, the mean
 //! over switch egress ports of each one's drops over its arrivals ([`bfcsim_metrics::Summary::switch_port_loss`]).
+//!
+//! `trace.mean:SERIES@ENTITY` and `trace.max:SERIES@ENTITY` read the runs' time series ([`crate::trace`], which
+//! the figure's `set` turns on): `trace.mean:link.util@port:1`, `trace.max:queue.bytes@port:1/q*` (a trailing
+//! `*`: every entity it starts). A `timeseries` plot draws one such series over time:
+//!
+//! ```toml
+//! [[plot]]
+//! kind = "timeseries"
+//! series = "queue.bytes"
+//! entity = "port:1/"                      # every entity starting with it (each queue of port 1)
+//! hline = [12500.0, "Th (2 active flows)"]  # a dashed reference line
+//! ```
 //!
 //! A `metric` plot with `over = "LABEL"` divides each series' value by that series' value at the same axis
 //! point, as papers that normalise to a baseline draw (BCC Figs. 3 and 9-13); claims do the same with `over`.
@@ -326,6 +338,22 @@ pub enum PlotDef {
         #[serde(default)]
         over: Option<String>,
     },
+    /// A time series of the runs' `[trace]` (the figure's `set` turns it on), one chart per axis value, one line
+    /// per series and entity.
+    Timeseries {
+        /// The series (`queue.bytes`, `flow.throughput`, ...; [`crate::trace`]).
+        series: String,
+        /// The entities drawn: those whose name starts with this (`port:1/q`: every queue of port 1). Entities
+        /// whose series never rose above zero are left out.
+        #[serde(default)]
+        entity: String,
+        /// The chart's title (default: the series in words).
+        #[serde(default)]
+        title: Option<String>,
+        /// A dashed horizontal line at this value (the pause threshold on a queue-length plot), with its label.
+        #[serde(default)]
+        hline: Option<(f64, String)>,
+    },
 }
 
 fn p99() -> Vec<Stat> {
@@ -503,6 +531,17 @@ pub enum Metric {
     Retransmitted,
     /// BFC queue assignments that found no empty queue, over all assignments.
     Collisions,
+    /// The mean or largest sample of one traced series of one entity (`trace.mean:queue.bytes@port:1`; the
+    /// runs' `[trace]` records it); an entity ending in `*` names every entity it starts (`port:1/q*`: the
+    /// largest sample of any, or the mean of their means).
+    Trace {
+        /// Mean (`mean`) or largest (`max`).
+        stat: Stat,
+        /// The series (`queue.bytes`).
+        series: String,
+        /// The entity (`port:1`), exactly.
+        entity: String,
+    },
 }
 
 impl Metric {
@@ -513,9 +552,24 @@ impl Metric {
                 "unknown metric `{text}` (expected [SET:]short|long|all.avg|p50|p95|p99|max, \
                  [SET:]fct.small|medium|large|all|short|big.avg|p50|p95|p99|max, [SET:]goodput, buffer.p50|p99|max, paused.mean|max, \
                  active.mean|p99|above32, util.SET, throughput, single-delay.p99, core.up|down.p50|p99, idle, \
-                 drops, loss, loss.queues, loss.ports, timeouts, unfinished, retx or collisions)"
+                 drops, loss, loss.queues, loss.ports, timeouts, unfinished, retx, collisions or \
+                 trace.mean|max:SERIES@ENTITY)"
             )
         };
+        if let Some(rest) = text.strip_prefix("trace.") {
+            let (stat, rest) = rest.split_once(':').ok_or_else(bad)?;
+            let (series, entity) = rest.split_once('@').ok_or_else(bad)?;
+            let stat = match stat {
+                "mean" => Stat::Avg,
+                "max" => Stat::Max,
+                _ => return Err(bad()),
+            };
+            return Ok(Metric::Trace {
+                stat,
+                series: series.to_string(),
+                entity: entity.to_string(),
+            });
+        }
         let simple = match text {
             "throughput" => Some(Metric::Throughput),
             "single-delay.p99" => Some(Metric::SingleDelay),
@@ -642,6 +696,36 @@ impl Metric {
                 .as_ref()
                 .filter(|p| p.assignments > 0)
                 .map(|p| p.queue_collisions as f64 / p.assignments as f64),
+            Metric::Trace {
+                stat,
+                series,
+                entity,
+            } => {
+                // Lines never above zero are left out of the digest: a traced run without one reads 0.
+                if d.trace.is_empty() {
+                    return None;
+                }
+                let matches = |e: &str| match entity.strip_suffix('*') {
+                    Some(prefix) => e.starts_with(prefix),
+                    None => e == entity,
+                };
+                let lines = d
+                    .trace
+                    .iter()
+                    .filter(|l| &l.series == series && matches(&l.entity));
+                let (mut max, mut means, mut n) = (0.0f64, 0.0, 0usize);
+                for l in lines {
+                    max = l.points.iter().map(|p| p.1).fold(max, f64::max);
+                    means +=
+                        l.points.iter().map(|p| p.1).sum::<f64>() / l.points.len().max(1) as f64;
+                    n += 1;
+                }
+                Some(if *stat == Stat::Max {
+                    max
+                } else {
+                    means / n.max(1) as f64
+                })
+            }
         }
     }
 
@@ -698,6 +782,19 @@ impl Metric {
             Metric::Unfinished => "unfinished flows".into(),
             Metric::Retransmitted => "retransmitted packets (of injected)".into(),
             Metric::Collisions => "queue assignments without an empty queue".into(),
+            Metric::Trace {
+                stat,
+                series,
+                entity,
+            } => format!(
+                "{} {} of {entity}",
+                if *stat == Stat::Max {
+                    "largest"
+                } else {
+                    "mean"
+                },
+                crate::trace::words(series).0
+            ),
         }
     }
 
@@ -705,6 +802,7 @@ impl Metric {
     pub fn unit(&self) -> Unit {
         match self {
             Metric::Buffer(_) => Unit::Bytes,
+            Metric::Trace { series, .. } => crate::trace::words(series).1,
             Metric::SingleDelay | Metric::CoreDelay { .. } | Metric::Fct { .. } => Unit::Nanos,
             Metric::Paused(_)
             | Metric::ActiveAbove32

@@ -1,6 +1,6 @@
 //! bfcsim's top layer: experiment files, the runner that connects a workload, the engine and the
 //! metrics, and the command line. `bfcsim run EXPERIMENT.toml` is [`experiment::ExperimentConfig`] +
-//! [`runner::prepare`] + [`runner::simulate`]. Sweeps and reproduced figures go through the resumable run store
+//! [`runner::prepare`] + [`runner::simulate`], with [`trace`]'s time series when asked. Sweeps and reproduced figures go through the resumable run store
 //! ([`store`], each run's [`digest`]); a figure of a paper is a definition ([`figure`]) that [`reproduce`] runs
 //! and [`report`] turns into `report.md` and charts.
 
@@ -23,3 +23,4 @@ pub mod reproduce;
 pub mod runner;
 pub mod store;
 pub mod sweep;
+pub mod trace;

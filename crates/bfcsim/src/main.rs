@@ -225,6 +225,10 @@ struct Outputs {
     /// `summary.json`, or `all` (overrides `[output] files`; default `fct.parquet,summary.json`).
     #[arg(long, value_name = "FILES")]
     outputs: Option<String>,
+    /// Record time series into `trace.parquet` (the keys of `[trace]`, separated by spaces; list keys take
+    /// comma-separated values): `--trace "buffers ports=to-host:1 queues flows=0-7 interval=1us"`.
+    #[arg(long, value_name = "ITEMS")]
+    trace: Option<String>,
 }
 
 impl Outputs {
@@ -233,6 +237,9 @@ impl Outputs {
         let mut all = set.to_vec();
         if let Some(list) = &self.outputs {
             all.push(bfcsim::outputs::outputs_override(list)?);
+        }
+        if let Some(spec) = &self.trace {
+            all.extend(bfcsim::trace::trace_overrides(spec)?);
         }
         Ok(all)
     }
@@ -749,8 +756,10 @@ fn execute(
     staged.commit()?;
     println!("{}", render_table(&outcome.summary));
     let c = &outcome.counters;
+    let trace_file = outcome.trace.as_ref().map(|(_, format)| format.file());
     let written: Vec<&str> = std::iter::once(bfcsim::outputs::RUN_JSON)
         .chain(config.output.files.iter().map(|f| f.name()))
+        .chain(trace_file)
         .filter(|f| out.join(f).exists())
         .collect();
     println!(
@@ -766,6 +775,12 @@ fn execute(
         written.join(", "),
         out.display()
     );
+    if let Some((trace, format)) = &outcome.trace {
+        println!(
+            "{}",
+            bfcsim::trace::describe(trace, config.trace.as_ref(), *format)
+        );
+    }
     if !outcome.violations.is_empty() {
         eprintln!("error: the run violated its invariants:");
         for v in &outcome.violations {

@@ -268,6 +268,20 @@ struct RunInfo<'a> {
     wall_seconds: f64,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     shared_ecn: &'a [crate::runner::SharedEcnReport],
+    /// What `[trace]` recorded, when it is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace: Option<TraceInfo>,
+}
+
+/// `run.json`'s account of the trace: its file, size, and the interval it was sampled at in the end (larger
+/// than `trace.interval` when the budget thinned it).
+#[derive(Serialize)]
+struct TraceInfo {
+    file: &'static str,
+    rows: usize,
+    samples: usize,
+    interval_ns: f64,
+    thinned: u32,
 }
 
 #[derive(Serialize)]
@@ -326,6 +340,9 @@ pub fn write_outputs(
     if wants(OutputFile::SummaryJson) {
         write_summary_json(dir.join("summary.json"), &out.summary)?;
     }
+    if let Some((trace, format)) = &out.trace {
+        crate::trace::write_trace(dir, trace, *format)?;
+    }
     let c = &out.counters;
     let info = RunInfo {
         build: crate::provenance::Build::this(),
@@ -356,6 +373,13 @@ pub fn write_outputs(
         stalled: out.stalled.as_deref(),
         wall_seconds: out.wall_secs,
         shared_ecn: &out.shared_ecn,
+        trace: out.trace.as_ref().map(|(trace, format)| TraceInfo {
+            file: format.file(),
+            rows: trace.len(),
+            samples: trace.sample_count(),
+            interval_ns: trace.interval().ps() as f64 / 1e3,
+            thinned: trace.thinned(),
+        }),
     };
     crate::store::write_json(&dir.join(RUN_JSON), &info)
 }

@@ -715,6 +715,66 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 },
             ));
         }
+        PlotDef::Timeseries {
+            series: name,
+            entity,
+            title: named,
+            hline,
+        } => {
+            let (words, unit) = crate::trace::words(name);
+            let words = words.to_string();
+            let words = named.clone().unwrap_or(words);
+            for &x in &points {
+                let mut lines = Vec::new();
+                for s in results.series_at(x) {
+                    let Some(d) = results.at(s, x).first().copied() else {
+                        continue;
+                    };
+                    let drawn: Vec<_> = d
+                        .trace
+                        .iter()
+                        .filter(|l| &l.series == name && l.entity.starts_with(entity.as_str()))
+                        .collect();
+                    for (k, l) in drawn.iter().enumerate() {
+                        let suffix = l.entity[entity.len()..].trim_start_matches(['/', ':']);
+                        let label = match (drawn.len(), suffix.is_empty()) {
+                            (1, _) | (_, true) => results.label(s).to_string(),
+                            _ => format!("{} {suffix}", results.label(s)),
+                        };
+                        lines.push(Line {
+                            name: label,
+                            colour: shade(fig.colours[s], k, drawn.len()),
+                            points: l.points.clone(),
+                            dashed: false,
+                            markers: false,
+                        });
+                    }
+                }
+                if let (Some((y, label)), Some(first)) = (hline, lines.first()) {
+                    let xs = first.points.iter().map(|p| p.0);
+                    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+                        (a.min(v), b.max(v))
+                    });
+                    lines.push(Line {
+                        name: label.clone(),
+                        colour: [0, 0, 0],
+                        points: vec![(lo, *y), (hi, *y)],
+                        dashed: true,
+                        markers: false,
+                    });
+                }
+                out.push((
+                    format!("{}{}", slug(name), results.point_file(x)),
+                    Chart {
+                        title: title(format!("{words} over time"), x),
+                        x: Axis::linear("time", Unit::Nanos),
+                        y: Axis::linear(words.clone(), unit),
+                        body: Body::Lines(lines),
+                        vline: None,
+                    },
+                ));
+            }
+        }
     }
     out
 }

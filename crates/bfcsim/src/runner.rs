@@ -245,6 +245,8 @@ pub struct Outcome {
     pub threads: usize,
     /// The run's fingerprint ([`Sim::fingerprint`]).
     pub fingerprint: u64,
+    /// The time series `[trace]` recorded, and the format they are written in.
+    pub trace: Option<(bfcsim_metrics::TimeSeries, crate::trace::TraceFormat)>,
     /// Why the run ended early: no progress for `run.stall_after` (or nothing left to happen) while flows
     /// remained, with the diagnosis ([`Sim::stall_diagnosis`]).
     pub stalled: Option<String>,
@@ -363,6 +365,10 @@ pub fn simulate_probed(
     let mut recirculation_peaks: Vec<PeakRate> = (0..sim.switch_count())
         .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
         .collect();
+    let mut tracer = match &config.trace {
+        Some(cfg) => Some(crate::trace::Tracer::new(cfg, &sim, first)?),
+        None => None,
+    };
     probe.start();
     let started = Instant::now();
     let warmup = config.metrics.warmup;
@@ -382,7 +388,10 @@ pub fn simulate_probed(
         if at_warmup.is_none() && warmup < t {
             t = warmup; // a slice ends exactly where the window opens
         }
-        let more = sim.run_until(t);
+        let more = match tracer.as_mut() {
+            Some(tracer) => tracer.run_until(&mut sim, t),
+            None => sim.run_until(t),
+        };
         if at_warmup.is_none() && sim.now() >= warmup {
             at_warmup = open_window(&mut sim);
         }
@@ -557,6 +566,7 @@ pub fn simulate_probed(
         threads: sim.shard_count(),
         fingerprint: sim.fingerprint(),
         stalled,
+        trace: tracer.map(crate::trace::Tracer::finish),
     })
 }
 

@@ -126,6 +126,10 @@ pub trait Describe: Scheme + Sized + 'static {
         None
     }
 
+    /// The scheme's own time series at switch `s`, for runs that trace it (`[trace] scheme = true`): each
+    /// `(series, local port, value)`, the port `None` for a value of the whole switch. The default has none.
+    fn trace(&self, _s: usize, _out: &mut dyn FnMut(&'static str, Option<u32>, f64)) {}
+
     /// What switch `s`'s state takes in the scheme's hardware design, for the run's budget report (BFC §3.3 and
     /// §4's Tofino2 budget); `None` for a scheme without one, or a configuration no hardware could hold.
     fn hardware(&self, _s: usize) -> Option<SwitchHardware> {

@@ -79,9 +79,29 @@ impl Fabric {
         }
     }
 
+    /// Flow `id`'s congestion window in payload bytes (`None` without one) and pacing rate (`None` at line
+    /// rate), while it is sending; `None` before it starts and once it finished.
+    pub fn flow_cc(&self, id: FlowId) -> Option<(Option<u64>, Option<Rate>)> {
+        let state = self.flow_state[id.idx()];
+        if state.finish != Time::MAX || state.slot == NO_SLOT {
+            return None;
+        }
+        let cc = &self.active[state.slot as usize].cc;
+        let window = cc.window();
+        Some(((window != u64::MAX).then_some(window), cc.rate()))
+    }
+
     /// Bytes transmitted on `port`'s link so far.
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.wires[port.idx()].tx_bytes
+    }
+
+    /// Bytes serialized onto `port`'s link by now: [`Fabric::port_tx_bytes`] less what of the packet on the
+    /// wire is still to go, so that a link's utilization over intervals shorter than a packet reads right.
+    pub fn port_serialized_bytes(&self, port: PortId) -> f64 {
+        let w = &self.wires[port.idx()];
+        let left = w.busy_until.saturating_sub(self.now);
+        w.tx_bytes as f64 - left.secs_f64() * w.rate.bps() as f64 / 8.0
     }
 
     /// Packets that arrived at switch egress port `port`'s queues so far, every kind, and those of them its

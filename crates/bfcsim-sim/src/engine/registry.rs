@@ -279,6 +279,11 @@ impl AnyScheme {
         with_scheme!(self, |x| Describe::recirculations(x, s))
     }
 
+    /// The scheme's own time series at switch `s` ([`Describe::trace`]).
+    pub(crate) fn trace(&self, s: usize, out: &mut dyn FnMut(&'static str, Option<u32>, f64)) {
+        with_scheme!(self, |x| Describe::trace(x, s, out))
+    }
+
     /// Switch `s`'s state in the scheme's hardware design ([`Describe::hardware`]).
     pub(crate) fn hardware(&self, s: usize) -> Option<SwitchHardware> {
         with_scheme!(self, |x| Describe::hardware(x, s))

@@ -421,6 +421,19 @@ impl Describe for Bfc {
         Some(self.switches[s].stats().recirculations)
     }
 
+    /// `bfc.paused_upstream`: the upstream queues each ingress port holds paused now (§3.3.2's pause
+    /// counter), the backpressure a time plot of BFC shows beside its queues.
+    fn trace(&self, s: usize, out: &mut dyn FnMut(&'static str, Option<u32>, f64)) {
+        let sw = &self.switches[s];
+        for local in 0..self.host_upstream[s].len() {
+            out(
+                "bfc.paused_upstream",
+                Some(local as u32),
+                f64::from(sw.paused_at(local as u16)),
+            );
+        }
+    }
+
     /// The flow table (§3.3.1) and the pause counter (§3.3.2): for each ingress, the queues of the device
     /// upstream (a switch port's data queues, a NIC's `nic_queues`, or with one NIC queue per flow the most the
     /// host used at once). `None` for the ideal baselines' exact tables, which have no hardware counterpart.
