@@ -19,8 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::output::write_atomic;
 
-/// One series of one entity: `(series, entity)` indices into [`TimeSeries::names`] and
-/// [`TimeSeries::entities`].
+/// One series of one entity, as [`TimeSeries::key`] registered it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
     series: u32,

@@ -28,7 +28,7 @@ use bfcsim_schemes::cc::FlowContext;
 use bfcsim_schemes::fabric::{Describe, Flow, HopStats, PauseRecord, SchemeReport, SwitchHardware};
 
 use crate::engine::{
-    AnyScheme, Counters, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
+    AnyScheme, Counters, Logged, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
 };
 use crate::partition::partition;
 
@@ -398,7 +398,7 @@ impl Sim {
     pub fn flow_acked(&self, id: FlowId) -> u64 {
         self.of_flow(id).flow_acked(id)
     }
-    /// Flow `id`'s congestion window and pacing rate while it sends ([`Shard::flow_cc`]).
+    /// Flow `id`'s congestion window and pacing rate while it sends (`Shard::flow_cc`).
     pub fn flow_cc(&self, id: FlowId) -> Option<(Option<u64>, Option<Rate>)> {
         self.of_flow(id).flow_cc(id)
     }
@@ -421,7 +421,7 @@ impl Sim {
     pub fn port_tx_bytes(&self, port: PortId) -> u64 {
         self.of_port(port).port_tx_bytes(port)
     }
-    /// Bytes serialized onto `port`'s link by now ([`Shard::port_serialized_bytes`]).
+    /// Bytes serialized onto `port`'s link by now (`Shard::port_serialized_bytes`).
     pub fn port_serialized_bytes(&self, port: PortId) -> f64 {
         self.of_port(port).port_serialized_bytes(port)
     }
@@ -454,6 +454,10 @@ impl Sim {
     /// Bytes waiting in queue `q` of switch egress `port` (not counting the packet being serialized).
     pub fn egress_queue_bytes(&self, port: PortId, q: usize) -> u64 {
         self.of_port(port).egress_queue_bytes(port, q)
+    }
+    /// Bytes waiting in queue `q` of switch egress `port`, and whether it is paused (`Shard::egress_queue`).
+    pub fn egress_queue(&self, port: PortId, q: usize) -> (u64, bool) {
+        self.of_port(port).egress_queue(port, q)
     }
     /// Active flows at switch egress `port` (`Shard::port_active_flows`).
     pub fn port_active_flows(&self, port: PortId) -> Option<u32> {
@@ -536,6 +540,20 @@ impl Sim {
     /// ([`Describe::recirculations`]).
     pub fn recirculations(&self, s: usize) -> Option<u64> {
         self.of_switch(s).scheme().recirculations(s)
+    }
+    /// Keeps the log of drops, timeouts and pauses from now on ([`Logged`]; for a timeline view of the run).
+    pub fn keep_log(&mut self) {
+        self.shards.iter_mut().for_each(Shard::keep_log);
+    }
+    /// The log kept so far, every shard's, in time order (ties in a fixed order, whatever the threads); `None`
+    /// unless [`Sim::keep_log`] was called.
+    pub fn log(&self) -> Option<Vec<Logged>> {
+        let mut all = Vec::new();
+        for shard in &self.shards {
+            all.extend_from_slice(shard.log()?);
+        }
+        all.sort_unstable_by_key(|e| (e.at(), *e));
+        Some(all)
     }
     /// The running scheme's own time series at switch `s` ([`Describe::trace`]): `(series, local port, value)`.
     pub fn scheme_trace(&self, s: usize, out: &mut dyn FnMut(&'static str, Option<u32>, f64)) {

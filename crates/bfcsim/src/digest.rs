@@ -403,8 +403,8 @@ impl Digest {
             dropped_data_packets: out.counters.dropped_data_pkts,
             packet_hops: out.counters.hops,
             port_loss: s.switch_port_loss,
-            trace: out.trace.as_ref().map_or_else(Vec::new, |(trace, _)| {
-                let mut lines = trace.lines(TRACE_POINTS);
+            trace: out.trace.as_ref().map_or_else(Vec::new, |recorded| {
+                let mut lines = recorded.series.lines(TRACE_POINTS);
                 lines.retain(|l| l.points.iter().any(|p| p.1 != 0.0));
                 lines
             }),

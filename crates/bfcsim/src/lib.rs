@@ -24,3 +24,4 @@ pub mod runner;
 pub mod store;
 pub mod sweep;
 pub mod trace;
+pub mod trace_view;

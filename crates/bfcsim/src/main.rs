@@ -229,6 +229,11 @@ struct Outputs {
     /// comma-separated values): `--trace "buffers ports=to-host:1 queues flows=0-7 interval=1us"`.
     #[arg(long, value_name = "ITEMS")]
     trace: Option<String>,
+    /// Also write the run as a timeline for ui.perfetto.dev or chrome://tracing (Chrome trace-event JSON) to
+    /// FILE: counters of what `--trace` records (by default every switch port's queues and every buffer, each
+    /// 10 µs), a slice per pause of a queue and per flow, an instant per drop and timeout.
+    #[arg(long, value_name = "FILE")]
+    trace_view: Option<PathBuf>,
 }
 
 impl Outputs {
@@ -240,6 +245,9 @@ impl Outputs {
         }
         if let Some(spec) = &self.trace {
             all.extend(bfcsim::trace::trace_overrides(spec)?);
+        }
+        if self.trace_view.is_some() {
+            all.push("trace.view=true".into());
         }
         Ok(all)
     }
@@ -319,6 +327,14 @@ fn real_main() -> Result<ExitCode, String> {
             // Problems found while building the fabric or the workload belong to the experiment file.
             let code = execute(&mut config, &base, staged, compare.is_some())
                 .map_err(|e| format!("{}: {e}", experiment.display()))?;
+            if let Some(file) = &outputs.trace_view {
+                let written = out.join(bfcsim::trace_view::FILE);
+                let bytes = std::fs::read(&written)
+                    .map_err(|e| format!("reading {}: {e}", written.display()))?;
+                bfcsim_metrics::write_atomic(file, |w| w.write_all(&bytes))
+                    .map_err(|e| format!("writing --trace-view {}: {e}", file.display()))?;
+                println!("timeline: {} (open it in ui.perfetto.dev)", file.display());
+            }
             compare_after(code, compare.as_deref(), &out, &compare_options)
         }
         Command::Replay {
@@ -756,10 +772,12 @@ fn execute(
     staged.commit()?;
     println!("{}", render_table(&outcome.summary));
     let c = &outcome.counters;
-    let trace_file = outcome.trace.as_ref().map(|(_, format)| format.file());
+    let trace_files = outcome.trace.iter().flat_map(|r| {
+        std::iter::once(r.format.file()).chain(r.view.as_ref().map(|_| bfcsim::trace_view::FILE))
+    });
     let written: Vec<&str> = std::iter::once(bfcsim::outputs::RUN_JSON)
         .chain(config.output.files.iter().map(|f| f.name()))
-        .chain(trace_file)
+        .chain(trace_files)
         .filter(|f| out.join(f).exists())
         .collect();
     println!(
@@ -775,10 +793,10 @@ fn execute(
         written.join(", "),
         out.display()
     );
-    if let Some((trace, format)) = &outcome.trace {
+    if let Some(r) = &outcome.trace {
         println!(
             "{}",
-            bfcsim::trace::describe(trace, config.trace.as_ref(), *format)
+            bfcsim::trace::describe(&r.series, config.trace.as_ref(), r.format)
         );
     }
     if !outcome.violations.is_empty() {

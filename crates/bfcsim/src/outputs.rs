@@ -278,6 +278,8 @@ struct RunInfo<'a> {
 #[derive(Serialize)]
 struct TraceInfo {
     file: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    view: Option<&'static str>,
     rows: usize,
     samples: usize,
     interval_ns: f64,
@@ -340,8 +342,8 @@ pub fn write_outputs(
     if wants(OutputFile::SummaryJson) {
         write_summary_json(dir.join("summary.json"), &out.summary)?;
     }
-    if let Some((trace, format)) = &out.trace {
-        crate::trace::write_trace(dir, trace, *format)?;
+    if let Some(recorded) = &out.trace {
+        crate::trace::write_trace(dir, recorded, &out.records)?;
     }
     let c = &out.counters;
     let info = RunInfo {
@@ -373,12 +375,13 @@ pub fn write_outputs(
         stalled: out.stalled.as_deref(),
         wall_seconds: out.wall_secs,
         shared_ecn: &out.shared_ecn,
-        trace: out.trace.as_ref().map(|(trace, format)| TraceInfo {
-            file: format.file(),
-            rows: trace.len(),
-            samples: trace.sample_count(),
-            interval_ns: trace.interval().ps() as f64 / 1e3,
-            thinned: trace.thinned(),
+        trace: out.trace.as_ref().map(|r| TraceInfo {
+            file: r.format.file(),
+            view: r.view.as_ref().map(|_| crate::trace_view::FILE),
+            rows: r.series.len(),
+            samples: r.series.sample_count(),
+            interval_ns: r.series.interval().ps() as f64 / 1e3,
+            thinned: r.series.thinned(),
         }),
     };
     crate::store::write_json(&dir.join(RUN_JSON), &info)

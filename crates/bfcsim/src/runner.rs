@@ -245,8 +245,8 @@ pub struct Outcome {
     pub threads: usize,
     /// The run's fingerprint ([`Sim::fingerprint`]).
     pub fingerprint: u64,
-    /// The time series `[trace]` recorded, and the format they are written in.
-    pub trace: Option<(bfcsim_metrics::TimeSeries, crate::trace::TraceFormat)>,
+    /// What `[trace]` recorded.
+    pub trace: Option<crate::trace::Recorded>,
     /// Why the run ended early: no progress for `run.stall_after` (or nothing left to happen) while flows
     /// remained, with the diagnosis ([`Sim::stall_diagnosis`]).
     pub stalled: Option<String>,
@@ -366,7 +366,7 @@ pub fn simulate_probed(
         .map(|s| PeakRate::new(recirculations(&sim, s), first.secs_f64()))
         .collect();
     let mut tracer = match &config.trace {
-        Some(cfg) => Some(crate::trace::Tracer::new(cfg, &sim, first)?),
+        Some(cfg) => Some(crate::trace::Tracer::new(cfg, &mut sim, first)?),
         None => None,
     };
     probe.start();
@@ -566,7 +566,7 @@ pub fn simulate_probed(
         threads: sim.shard_count(),
         fingerprint: sim.fingerprint(),
         stalled,
-        trace: tracer.map(crate::trace::Tracer::finish),
+        trace: tracer.map(|t| t.finish(&sim)),
     })
 }
 

@@ -79,6 +79,10 @@ pub struct TraceConfig {
     pub budget: usize,
     /// The file's format.
     pub format: TraceFormat,
+    /// Also write `trace.json`, the run as a timeline for ui.perfetto.dev or chrome://tracing
+    /// ([`crate::trace_view`]); with nothing else selected, it shows every switch port's queues and every
+    /// buffer.
+    pub view: bool,
 }
 
 impl Default for TraceConfig {
@@ -94,6 +98,7 @@ impl Default for TraceConfig {
             flows: Vec::new(),
             scheme: false,
             budget: 1_000_000,
+            view: false,
             format: if cfg!(feature = "parquet") {
                 TraceFormat::Parquet
             } else {
@@ -132,12 +137,7 @@ impl TraceConfig {
                 "trace.queues = true records the queues of trace.ports, which names none".into(),
             );
         }
-        let nothing = self.ports.is_empty()
-            && !self.buffers
-            && self.links.is_empty()
-            && self.flows.is_empty()
-            && !self.scheme;
-        if nothing {
+        if self.nothing_selected() && !self.view {
             return Err(
                 "trace: nothing to record; name ports, links or flows, or set buffers or scheme"
                     .into(),
@@ -149,6 +149,29 @@ impl TraceConfig {
             );
         }
         Ok(())
+    }
+}
+
+impl TraceConfig {
+    /// Whether no series is selected.
+    fn nothing_selected(&self) -> bool {
+        self.ports.is_empty()
+            && !self.buffers
+            && self.links.is_empty()
+            && self.flows.is_empty()
+            && !self.scheme
+    }
+
+    /// The selection, or for a timeline with nothing selected, every switch port's queues and every buffer;
+    /// and whether it is that default (whose link sets may find no port: a star has no fabric links).
+    fn or_view_defaults(&self) -> (TraceConfig, bool) {
+        let mut cfg = self.clone();
+        let default = cfg.view && cfg.nothing_selected();
+        if default {
+            cfg.ports = vec!["host".into(), "fabric".into()];
+            cfg.buffers = true;
+        }
+        (cfg, default)
     }
 }
 
@@ -184,7 +207,7 @@ pub fn trace_overrides(spec: &str) -> Result<Vec<String>, String> {
             _ => {
                 return Err(format!(
                     "--trace: unknown item `{key}` (expected interval, start, end, ports, queues, buffers, links, flows, \
-                     scheme, budget or format)"
+                     scheme, budget, format or view)"
                 ));
             }
         };
@@ -194,6 +217,17 @@ pub fn trace_overrides(spec: &str) -> Result<Vec<String>, String> {
         return Err("--trace: give what to record, as \"buffers ports=core interval=1us\"".into());
     }
     Ok(out)
+}
+
+/// What a traced run recorded: its time series, the format they are written in, and with `trace.view` what
+/// the timeline needs besides.
+pub struct Recorded {
+    /// The time series.
+    pub series: TimeSeries,
+    /// `trace.parquet` or `trace.csv`.
+    pub format: TraceFormat,
+    /// For `trace.json`, when `trace.view` is on.
+    pub view: Option<crate::trace_view::Timeline>,
 }
 
 /// A port whose queues are recorded: its entity, its queues', and the keys of its series.
@@ -223,6 +257,49 @@ struct TracedFlow {
     acked: u64,
 }
 
+/// Drops counted per switch port between samples, for the timeline: each port's count at the last sample, the
+/// run's total, and the drops seen so far as (sample time, port, count); `None` for drops at no switch buffer
+/// (a scheme's own, as ExpressPass's credits).
+struct DropTally {
+    ports: Vec<(PortId, u64)>,
+    total: u64,
+    seen: Vec<(Time, Option<PortId>, u64)>,
+}
+
+impl DropTally {
+    fn new(sim: &Sim) -> DropTally {
+        let topo = sim.topology();
+        let ports = (0..sim.switch_count())
+            .flat_map(|s| topo.nodes[sim.switch_node(s).idx()].ports.iter().copied())
+            .map(|p| (p, 0))
+            .collect();
+        DropTally {
+            ports,
+            total: 0,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Counts the drops since the last call, as of `at`.
+    fn sample(&mut self, sim: &Sim, at: Time) {
+        let mut at_ports = 0;
+        for (port, last) in &mut self.ports {
+            let dropped = sim.port_arrivals(*port).map_or(0, |(_, d)| d);
+            if dropped > *last {
+                self.seen.push((at, Some(*port), dropped - *last));
+            }
+            at_ports += dropped - *last;
+            *last = dropped;
+        }
+        let total: u64 = sim.drops().iter().map(|&(_, n)| n).sum();
+        let elsewhere = (total - self.total).saturating_sub(at_ports);
+        if elsewhere > 0 {
+            self.seen.push((at, None, elsewhere));
+        }
+        self.total = total;
+    }
+}
+
 /// Samples a run's time series between slices (see the module documentation).
 pub struct Tracer {
     series: TimeSeries,
@@ -230,6 +307,8 @@ pub struct Tracer {
     end: Time,
     last: Time,
     ports: Vec<QueuePort>,
+    /// Queues per switch port.
+    queues: usize,
     buffers: Vec<Key>,
     links: Vec<TracedLink>,
     flows: Vec<TracedFlow>,
@@ -238,12 +317,20 @@ pub struct Tracer {
     scheme_keys: std::collections::BTreeMap<(&'static str, usize, Option<u32>), Key>,
     row: Vec<(Key, f64)>,
     format: TraceFormat,
+    /// For the timeline (`trace.view`): the drops, counted at each sample.
+    drops: Option<DropTally>,
 }
 
 impl Tracer {
     /// A tracer for `sim` under `cfg`, sampling from `start` (the first flow's start) on, or from
     /// `trace.start` if later.
-    pub fn new(cfg: &TraceConfig, sim: &Sim, start: Time) -> Result<Tracer, String> {
+    pub fn new(cfg: &TraceConfig, sim: &mut Sim, start: Time) -> Result<Tracer, String> {
+        if cfg.view {
+            sim.keep_log();
+        }
+        let sim = &*sim;
+        let (cfg, default) = cfg.or_view_defaults();
+        let cfg = &cfg;
         let mut series = TimeSeries::new(Time::ZERO, cfg.interval, cfg.budget);
         let topo = sim.topology();
         let switch_ports = |key: &str, sets: &[String]| -> Result<Vec<PortId>, String> {
@@ -254,7 +341,7 @@ impl Tracer {
                     .flat_map(|s| topo.nodes[sim.switch_node(s).idx()].ports.iter().copied())
                     .filter(|&p| topo.in_set(&set, p))
                     .collect();
-                if found.is_empty() {
+                if found.is_empty() && !default {
                     return Err(format!("trace.{key}: no switch port transmits on `{set}`"));
                 }
                 ports.extend(found);
@@ -361,6 +448,7 @@ impl Tracer {
             end: cfg.end.unwrap_or(Time::MAX),
             last: start,
             ports,
+            queues,
             buffers,
             links,
             flows,
@@ -368,6 +456,7 @@ impl Tracer {
             scheme_keys: Default::default(),
             row: Vec::new(),
             format: cfg.format,
+            drops: cfg.view.then(|| DropTally::new(sim)),
         })
     }
 
@@ -387,19 +476,21 @@ impl Tracer {
         row.clear();
         let secs = (at - self.last).secs_f64();
         for p in &self.ports {
-            let queues = sim
-                .port_queues(p.port)
-                .expect("traced ports are switch ports");
-            let bytes: u64 = queues.iter().map(|q| q.bytes).sum();
-            let paused = queues.iter().filter(|q| q.paused).count();
-            let active = queues.iter().filter(|q| q.packets > 0).count();
+            let (mut bytes, mut paused, mut active) = (0u64, 0u32, 0u32);
+            for q in 0..self.queues {
+                let (b, z) = sim.egress_queue(p.port, q);
+                bytes += b;
+                paused += u32::from(z);
+                active += u32::from(b > 0);
+            }
             row.extend([
                 (p.bytes, bytes as f64),
-                (p.paused, paused as f64),
-                (p.active, active as f64),
+                (p.paused, f64::from(paused)),
+                (p.active, f64::from(active)),
             ]);
-            for (&(b, z), q) in p.each.iter().zip(&queues) {
-                row.extend([(b, q.bytes as f64), (z, f64::from(u8::from(q.paused)))]);
+            for (q, &(kb, kz)) in p.each.iter().enumerate() {
+                let (b, z) = sim.egress_queue(p.port, q);
+                row.extend([(kb, b as f64), (kz, f64::from(u8::from(z)))]);
             }
         }
         for (s, &key) in self.buffers.iter().enumerate() {
@@ -454,14 +545,26 @@ impl Tracer {
             }
         }
         self.series.sample(at, row.drain(..));
+        if let Some(drops) = &mut self.drops {
+            drops.sample(sim, at);
+        }
         self.row = row;
         self.last = at;
         self.next = self.series.next_after(at);
     }
 
-    /// The trace recorded, and the file it goes to.
-    pub fn finish(self) -> (TimeSeries, TraceFormat) {
-        (self.series, self.format)
+    /// What was recorded, at the end of the run.
+    pub fn finish(mut self, sim: &Sim) -> Recorded {
+        if let Some(drops) = &mut self.drops {
+            drops.sample(sim, sim.now());
+        }
+        Recorded {
+            view: self
+                .drops
+                .map(|d| crate::trace_view::Timeline::of(sim, d.seen)),
+            series: self.series,
+            format: self.format,
+        }
     }
 }
 
@@ -505,8 +608,22 @@ pub fn words(series: &str) -> (&str, Unit) {
     (words, unit)
 }
 
-/// Writes `trace` into `dir` in `format`.
-pub fn write_trace(dir: &Path, trace: &TimeSeries, format: TraceFormat) -> std::io::Result<()> {
+/// Writes what `recorded` holds into `dir`: the time series in their format, and `trace.json` with
+/// `trace.view` (`records`: the run's flows).
+pub fn write_trace(
+    dir: &Path,
+    recorded: &Recorded,
+    records: &[bfcsim_metrics::FlowRecord],
+) -> std::io::Result<()> {
+    if let Some(view) = &recorded.view {
+        crate::trace_view::write(
+            &dir.join(crate::trace_view::FILE),
+            view,
+            &recorded.series,
+            records,
+        )?;
+    }
+    let (trace, format) = (&recorded.series, recorded.format);
     let path = dir.join(format.file());
     match format {
         #[cfg(feature = "parquet")]

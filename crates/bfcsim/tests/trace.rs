@@ -36,7 +36,7 @@ const TRACE: [&str; 7] = [
 
 fn csv(outcome: &Outcome) -> String {
     let tmp = TempDir::new("trace-csv");
-    let (trace, _) = outcome.trace.as_ref().expect("traced");
+    let trace = &outcome.trace.as_ref().expect("traced").series;
     trace.write_csv(tmp.join("trace.csv")).unwrap();
     std::fs::read_to_string(tmp.join("trace.csv")).unwrap()
 }
@@ -90,7 +90,7 @@ fn flow_samples_add_up_to_the_flows() {
     let mut set = vec!["workload.duration=50us", "scheme.name=dctcp"];
     set.extend(TRACE);
     let out = run("clos128-google-dctcp.toml", &set);
-    let (trace, _) = out.trace.as_ref().unwrap();
+    let trace = &out.trace.as_ref().unwrap().series;
     for id in 0..=40u32 {
         let entity = format!("flow:{id}");
         let acked: Vec<f64> = trace
@@ -121,7 +121,7 @@ fn the_budget_thins_the_trace_evenly() {
     let mut set = vec!["workload.duration=50us", "trace.budget=5000"];
     set.extend(TRACE);
     let out = run("clos128-google-dctcp.toml", &set);
-    let (trace, _) = out.trace.as_ref().unwrap();
+    let trace = &out.trace.as_ref().unwrap().series;
     assert!(trace.len() <= 5000, "{} rows over the budget", trace.len());
     assert!(trace.thinned() > 0);
     let step = trace.interval().ps();
@@ -163,4 +163,139 @@ fn the_command_line_writes_and_describes_the_trace() {
         "{}",
         bad.stderr
     );
+}
+
+/// Checks `events` against the Chrome trace-event format as ui.perfetto.dev reads it: every event has a name,
+/// a phase, integer process and thread ids, and a time (metadata excepted); slices a non-negative duration,
+/// counters numeric values, instants a scope; every async begin has its end, later, with the same name.
+fn check_format(events: &[serde_json::Value]) {
+    let mut open: std::collections::BTreeMap<u64, (f64, String)> = Default::default();
+    for e in events {
+        let ph = e["ph"].as_str().expect("a phase");
+        assert!(e["name"].is_string(), "no name: {e}");
+        assert!(e["pid"].is_u64() && e["tid"].is_u64(), "pid and tid: {e}");
+        if ph == "M" {
+            assert!(
+                e["args"]["name"].is_string(),
+                "metadata without a name: {e}"
+            );
+            continue;
+        }
+        let ts = e["ts"].as_f64().expect("a time");
+        assert!(ts >= 0.0, "{e}");
+        match ph {
+            "X" => assert!(e["dur"].as_f64().is_some_and(|d| d >= 0.0), "{e}"),
+            "C" => assert!(
+                e["args"]
+                    .as_object()
+                    .is_some_and(|a| a.values().all(|v| v.is_number())),
+                "{e}"
+            ),
+            "i" => assert!(matches!(e["s"].as_str(), Some("t" | "p" | "g")), "{e}"),
+            "b" => {
+                let id = e["id"].as_u64().expect("an async id");
+                assert!(
+                    open.insert(id, (ts, e["name"].to_string())).is_none(),
+                    "{e} begun twice"
+                );
+            }
+            "e" => {
+                let id = e["id"].as_u64().expect("an async id");
+                let (begun, name) = open.remove(&id).expect("an end without a begin");
+                assert!(ts >= begun && e["name"] == name.as_str(), "{e}");
+            }
+            other => panic!("unexpected phase {other}: {e}"),
+        }
+    }
+    assert!(open.is_empty(), "{} async slices never end", open.len());
+}
+
+fn count(events: &[serde_json::Value], ph: &str, cat: &str) -> usize {
+    events
+        .iter()
+        .filter(|e| e["ph"] == ph && e["cat"].as_str().unwrap_or("") == cat)
+        .count()
+}
+
+/// `--trace-view`'s timeline is in the format and holds exactly the run's pauses, drops, timeouts and flows.
+#[test]
+fn the_timeline_holds_the_runs_events() {
+    // BFC: a slice per pause; every PAUSE frame pauses one queue (no frame is lost).
+    let out = run(
+        "clos128-google-incast-bfc.toml",
+        &[
+            "workload.duration=100us",
+            "trace.view=true",
+            "run.threads=2",
+        ],
+    );
+    let r = out.trace.as_ref().unwrap();
+    let events = bfcsim::trace_view::events(r.view.as_ref().unwrap(), &r.series, &out.records);
+    check_format(&events);
+    let fc = out.summary.flow_control.as_ref().unwrap();
+    assert!(fc.pause_frames > 0);
+    assert_eq!(count(&events, "X", "pause") as u64, fc.pause_frames);
+    let resumed = events
+        .iter()
+        .filter(|e| e["cat"] == "pause" && e["args"]["resumed"] == true)
+        .count();
+    assert_eq!(resumed as u64, fc.resume_frames);
+    assert_eq!(count(&events, "b", "flow"), out.records.len());
+    assert!(count(&events, "C", "") > 0, "no counters");
+    // The same events on one thread.
+    let one = run(
+        "clos128-google-incast-bfc.toml",
+        &[
+            "workload.duration=100us",
+            "trace.view=true",
+            "run.threads=1",
+        ],
+    );
+    let r1 = one.trace.as_ref().unwrap();
+    assert_eq!(
+        bfcsim::trace_view::events(r1.view.as_ref().unwrap(), &r1.series, &one.records),
+        events
+    );
+
+    // DCTCP through small buffers: every drop counted at its port, an instant per timeout.
+    let out = run(
+        "clos128-google-dctcp.toml",
+        &[
+            "workload.duration=100us",
+            "switch.buffer=150KB",
+            "trace.view=true",
+            "trace.buffers=true",
+        ],
+    );
+    let r = out.trace.as_ref().unwrap();
+    let events = bfcsim::trace_view::events(r.view.as_ref().unwrap(), &r.series, &out.records);
+    check_format(&events);
+    assert!(out.summary.drops.total() > 0, "no drops to show");
+    let dropped: u64 = events
+        .iter()
+        .filter(|e| e["cat"] == "drop")
+        .map(|e| e["args"]["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(dropped, out.summary.drops.total());
+    assert_eq!(count(&events, "i", "timeout") as u64, out.counters.timeouts);
+}
+
+/// The command line writes the file the user names, which parses as JSON.
+#[test]
+fn trace_view_writes_the_file() {
+    let tmp = TempDir::new("trace-view");
+    let file = tmp.join("t.json");
+    let run = bfcsim_ok(&[
+        "run",
+        "experiments/bfc-fig7b-two-flows.toml",
+        "--set",
+        "run.max_time=100us",
+        "--trace-view",
+        s(&file),
+        "--out",
+        s(&tmp.join("out")),
+    ]);
+    assert!(run.stdout.contains("ui.perfetto.dev"), "{}", run.stdout);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    check_format(json["traceEvents"].as_array().unwrap());
 }

@@ -99,6 +99,7 @@ impl Fabric {
             counters: Counters::default(),
             fingerprint: 0,
             progress: 0,
+            log: None,
             drops: [0; DropReason::ALL.len()],
             port_drops: vec![0; topo.ports.len()],
             charges: Vec::new(),

@@ -20,6 +20,7 @@ mod connections;
 mod exchange;
 mod flows;
 mod invariants;
+mod log;
 mod marking;
 mod nic;
 mod observe;
@@ -34,6 +35,7 @@ mod scheme_timer;
 mod switch;
 mod wire;
 
+pub use log::Logged;
 pub(crate) use paths::node_work;
 pub(crate) use pause::find_cycle;
 
@@ -317,6 +319,8 @@ pub struct Fabric {
     /// Data packets that brought their receiver bytes it did not have: a run whose count stops growing while
     /// flows remain makes no progress ([`crate::sim::Sim::progress`]).
     progress: u64,
+    /// Drops, timeouts, pauses and resumes, when kept ([`log`]).
+    log: Option<Vec<Logged>>,
 }
 
 /// One shard of a simulation of one topology, one flow list and one configuration: it owns some nodes (all of
@@ -336,6 +340,11 @@ impl std::ops::Deref for Shard {
 }
 
 impl Shard {
+    /// Keeps the log of drops, timeouts and pauses from now on ([`log`]).
+    pub(crate) fn keep_log(&mut self) {
+        self.fab.log.get_or_insert_with(Vec::new);
+    }
+
     /// Builds the network, then the configured scheme, and schedules the flows (which must be sorted by start
     /// time); `routes` are `topo`'s.
     pub(crate) fn new(

@@ -9,6 +9,11 @@ impl Fabric {
         self.now
     }
 
+    /// The log of drops, timeouts and pauses so far, if kept ([`Logged`]), in the order they happened here.
+    pub fn log(&self) -> Option<&[Logged]> {
+        self.log.as_deref()
+    }
+
     /// Counters so far.
     pub fn counters(&self) -> Counters {
         self.counters
@@ -138,9 +143,18 @@ impl Fabric {
 
     /// Bytes waiting in queue `q` of switch egress `port` (not counting the packet being serialized).
     pub fn egress_queue_bytes(&self, port: PortId, q: usize) -> u64 {
+        self.egress_queue(port, q).0
+    }
+
+    /// Bytes waiting in queue `q` of switch egress `port`, and whether the queue is paused: for sampling
+    /// queues often, without [`Fabric::port_queues`]'s scan of their packets. `(0, false)` for a host's port.
+    pub fn egress_queue(&self, port: PortId, q: usize) -> (u64, bool) {
         match self.wires[port.idx()].owner {
-            Device::Switch(sp) => self.sw_ports[sp as usize].queues.queue_bytes(q),
-            Device::Host(_) => 0,
+            Device::Switch(sp) => {
+                let queues = &self.sw_ports[sp as usize].queues;
+                (queues.queue_bytes(q), queues.is_paused(q))
+            }
+            Device::Host(_) => (0, false),
         }
     }
 

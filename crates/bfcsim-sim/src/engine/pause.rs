@@ -312,10 +312,29 @@ impl Fabric {
             if q < out.queues.count() && out.queues.set_paused(q, paused) {
                 out.pause.set(q, paused, self.now);
                 resumed |= !paused;
+                if self.log.is_some() {
+                    let port = self.sw_port_id(&self.sw_ports[sp as usize]);
+                    self.log_pause(port, q as u32, paused);
+                }
             }
         }
         self.pause_changed(sp);
         resumed
+    }
+
+    /// Keeps a pause or resume of queue `q` of the device transmitting on `port` in the log.
+    #[cold]
+    #[inline(never)]
+    fn log_pause(&mut self, port: PortId, queue: u32, paused: bool) {
+        let at = self.now;
+        if let Some(log) = &mut self.log {
+            log.push(Logged::Pause {
+                at,
+                port,
+                queue,
+                paused,
+            });
+        }
     }
 
     /// Pauses or resumes NIC queues of host `h`; flows parked on a resumed queue may send again.
@@ -332,7 +351,11 @@ impl Fabric {
     ) {
         let mut resumed = false;
         for (q, paused) in queues {
-            resumed |= self.hosts[h as usize].nic.set_paused(q, paused, self.now) && !paused;
+            let changed = self.hosts[h as usize].nic.set_paused(q, paused, self.now);
+            resumed |= changed && !paused;
+            if changed && self.log.is_some() {
+                self.log_pause(self.hosts[h as usize].port, q, paused);
+            }
         }
         if resumed {
             let host = &self.hosts[h as usize];

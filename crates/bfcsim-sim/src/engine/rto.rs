@@ -4,6 +4,16 @@
 use super::*;
 
 impl Fabric {
+    /// Keeps a timeout of flow `id` in the log (kept only for a timeline view).
+    #[cold]
+    #[inline(never)]
+    fn log_timeout(&mut self, id: FlowId) {
+        let at = self.now;
+        if let Some(log) = &mut self.log {
+            log.push(Logged::Timeout { at, flow: id });
+        }
+    }
+
     pub(super) fn arm_timer(&mut self, at: Time, id: FlowId) {
         self.timers.push(at, id);
         if self.timer_event_at.is_none_or(|t| at < t) {
@@ -52,6 +62,9 @@ impl Fabric {
             self.timers.push(at, id);
             self.cc_changed(slot as usize);
             self.make_ready(side, id);
+            if self.log.is_some() {
+                self.log_timeout(id);
+            }
         }
         if let Some(next) = self.timers.next_deadline()
             && self.timer_event_at.is_none_or(|t| next < t)
