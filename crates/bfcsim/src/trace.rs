@@ -591,7 +591,7 @@ pub fn describe(trace: &TimeSeries, cfg: Option<&TraceConfig>, format: TraceForm
 
 /// A series in words (`queue.bytes`: queue length), and the unit of its values, for charts and tables.
 pub fn words(series: &str) -> (&str, Unit) {
-    let (words, unit) = match series {
+    match series {
         "queue.bytes" => ("queue length", Unit::Bytes),
         "queue.paused" => ("paused queues", Unit::Plain),
         "queue.active" => ("queues holding packets", Unit::Plain),
@@ -604,8 +604,7 @@ pub fn words(series: &str) -> (&str, Unit) {
         "flow.rate" => ("sending rate (Gb/s)", Unit::Plain),
         "bfc.paused_upstream" => ("upstream queues paused", Unit::Plain),
         other => (other, Unit::Plain),
-    };
-    (words, unit)
+    }
 }
 
 /// Writes what `recorded` holds into `dir`: the time series in their format, and `trace.json` with

@@ -44,18 +44,16 @@ impl Timeline {
     /// each sample.
     pub fn of(sim: &Sim, drops: Vec<(Time, Option<PortId>, u64)>) -> Timeline {
         let topo = sim.topology();
-        let nodes = (0..topo.nodes.len())
-            .map(|n| {
-                let node = bfcsim_core::NodeId(n as u32);
-                match topo.host_index(node) {
-                    Some(h) => (1_000_000 + u64::from(h), format!("host {h}")),
-                    None => {
-                        let s = topo.nodes[n].group;
-                        (1 + u64::from(s), format!("switch {s}"))
-                    }
-                }
+        // Switches by the engine's number, as the time series name them (`switch:S`).
+        let mut nodes: Vec<(u64, String)> = (0..topo.nodes.len())
+            .map(|n| match topo.host_index(bfcsim_core::NodeId(n as u32)) {
+                Some(h) => (1_000_000 + u64::from(h), format!("host {h}")),
+                None => (NETWORK, String::new()),
             })
             .collect();
+        for s in 0..sim.switch_count() {
+            nodes[sim.switch_node(s).idx()] = (1 + s as u64, format!("switch {s}"));
+        }
         Timeline {
             port_node: topo.ports.iter().map(|p| p.node.0).collect(),
             nodes,

@@ -195,7 +195,8 @@ fn check_format(events: &[serde_json::Value]) {
             "b" => {
                 let id = e["id"].as_u64().expect("an async id");
                 assert!(
-                    open.insert(id, (ts, e["name"].to_string())).is_none(),
+                    open.insert(id, (ts, e["name"].as_str().unwrap_or("").to_string()))
+                        .is_none(),
                     "{e} begun twice"
                 );
             }
