@@ -305,7 +305,8 @@ pub struct Tracer {
     series: TimeSeries,
     next: Time,
     end: Time,
-    last: Time,
+    /// The last sample's time (`None` before the first, which has no rates: nothing to measure them over).
+    last: Option<Time>,
     ports: Vec<QueuePort>,
     /// Queues per switch port.
     queues: usize,
@@ -446,7 +447,7 @@ impl Tracer {
             series,
             next,
             end: cfg.end.unwrap_or(Time::MAX),
-            last: start,
+            last: None,
             ports,
             queues,
             buffers,
@@ -474,7 +475,7 @@ impl Tracer {
     fn sample(&mut self, sim: &Sim, at: Time) {
         let mut row = std::mem::take(&mut self.row);
         row.clear();
-        let secs = (at - self.last).secs_f64();
+        let secs = self.last.map_or(0.0, |last| (at - last).secs_f64());
         for p in &self.ports {
             let (mut bytes, mut paused, mut active) = (0u64, 0u32, 0u32);
             for q in 0..self.queues {
@@ -549,7 +550,7 @@ impl Tracer {
             drops.sample(sim, at);
         }
         self.row = row;
-        self.last = at;
+        self.last = Some(at);
         self.next = self.series.next_after(at);
     }
 
