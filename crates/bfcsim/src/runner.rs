@@ -214,6 +214,16 @@ fn synthetic(
     })
 }
 
+/// Every switch's ports (its egress ports), switch by switch.
+pub(crate) fn every_switch_port(sim: &Sim) -> impl Iterator<Item = PortId> + '_ {
+    (0..sim.switch_count()).flat_map(|s| {
+        sim.topology().nodes[sim.switch_node(s).idx()]
+            .ports
+            .iter()
+            .copied()
+    })
+}
+
 /// What a finished run produced.
 pub struct Outcome {
     /// One record per flow, in flow order.
@@ -331,8 +341,7 @@ pub fn simulate_probed(
     };
     let switch_ports: Vec<PortId> = match &sampled {
         None => Vec::new(),
-        Some(set) => (0..sim.switch_count())
-            .flat_map(|s| sim.topology().nodes[sim.switch_node(s).idx()].ports.clone())
+        Some(set) => every_switch_port(&sim)
             .filter(|&p| set.as_ref().is_none_or(|set| sim.topology().in_set(set, p)))
             .collect(),
     };
@@ -347,8 +356,7 @@ pub fn simulate_probed(
         Some(text) => {
             let set = LinkSet::parse(text).map_err(|e| format!("metrics.buffer_on: {e}"))?;
             let topo = sim.topology();
-            let ports: Vec<PortId> = (0..sim.switch_count())
-                .flat_map(|s| topo.nodes[sim.switch_node(s).idx()].ports.clone())
+            let ports: Vec<PortId> = every_switch_port(&sim)
                 .filter(|&p| topo.in_set(&set, p))
                 .collect();
             if ports.is_empty() {

@@ -268,9 +268,7 @@ struct DropTally {
 
 impl DropTally {
     fn new(sim: &Sim) -> DropTally {
-        let topo = sim.topology();
-        let ports = (0..sim.switch_count())
-            .flat_map(|s| topo.nodes[sim.switch_node(s).idx()].ports.iter().copied())
+        let ports = crate::runner::every_switch_port(sim)
             .map(|p| (p, 0))
             .collect();
         DropTally {
@@ -338,8 +336,7 @@ impl Tracer {
             let mut ports = Vec::new();
             for text in sets {
                 let set = LinkSet::parse(text).map_err(|e| format!("trace.{key}: {e}"))?;
-                let found: Vec<PortId> = (0..sim.switch_count())
-                    .flat_map(|s| topo.nodes[sim.switch_node(s).idx()].ports.iter().copied())
+                let found: Vec<PortId> = crate::runner::every_switch_port(sim)
                     .filter(|&p| topo.in_set(&set, p))
                     .collect();
                 if found.is_empty() && !default {
