@@ -28,7 +28,8 @@ use bfcsim_schemes::cc::FlowContext;
 use bfcsim_schemes::fabric::{Describe, Flow, HopStats, PauseRecord, SchemeReport, SwitchHardware};
 
 use crate::engine::{
-    AnyScheme, Counters, Logged, Mail, Ownership, Parcel, QueueState, Shard, SimParams, node_work,
+    AnyScheme, Counters, HopRecord, Logged, Mail, Ownership, Parcel, QueueState, Shard, SimParams,
+    node_work,
 };
 use crate::partition::partition;
 
@@ -554,6 +555,22 @@ impl Sim {
         }
         all.sort_unstable_by_key(|e| (e.at(), *e));
         Some(all)
+    }
+    /// Records every hop of `flows`' packets, and every transmission on their senders' links, from now on, and
+    /// keeps the log ([`Sim::keep_log`]): for `bfcsim run --explain-flow`. Changes nothing the run does.
+    pub fn explain(&mut self, flows: &[FlowId]) {
+        self.shards.iter_mut().for_each(|s| s.explain(flows));
+    }
+    /// The hops [`Sim::explain`] recorded, every shard's, in time order (ties in a fixed order, whatever the
+    /// threads).
+    pub fn explained(&self) -> Vec<HopRecord> {
+        let mut all: Vec<HopRecord> = self
+            .shards
+            .iter()
+            .flat_map(|s| s.explained().iter().copied())
+            .collect();
+        all.sort_unstable_by_key(|h| (h.start, h.port, h.kind.code(), h.flow, h.seq, h.sent_at));
+        all
     }
     /// The running scheme's own time series at switch `s` ([`Describe::trace`]): `(series, local port, value)`.
     pub fn scheme_trace(&self, s: usize, out: &mut dyn FnMut(&'static str, Option<u32>, f64)) {

@@ -1,6 +1,7 @@
 //! bfcsim's top layer: experiment files, the runner that connects a workload, the engine and the
 //! metrics, and the command line. `bfcsim run EXPERIMENT.toml` is [`experiment::ExperimentConfig`] +
-//! [`runner::prepare`] + [`runner::simulate`], with [`trace`]'s time series when asked. Sweeps and reproduced figures go through the resumable run store
+//! [`runner::prepare`] + [`runner::simulate`], with [`trace`]'s time series and [`explain`]'s account of chosen
+//! flows when asked. Sweeps and reproduced figures go through the resumable run store
 //! ([`store`], each run's [`digest`]); a figure of a paper is a definition ([`figure`]) that [`reproduce`] runs
 //! and [`report`] turns into `report.md` and charts.
 
@@ -10,6 +11,7 @@ pub mod bench;
 pub mod bundle;
 pub mod digest;
 pub mod experiment;
+pub mod explain;
 pub mod figure;
 pub mod fuzz_targets;
 pub mod limits;

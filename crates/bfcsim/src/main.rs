@@ -9,9 +9,10 @@ use bfcsim::experiment::{
     ExperimentConfig, FlowsConfig, HpccTopology, TopologyConfig, load_experiment,
 };
 use bfcsim::outputs::{OutputFile, Staging, write_outputs};
-use bfcsim::runner::{Outcome, Prepared, prepare, simulate};
+use bfcsim::runner::{Outcome, Prepared, prepare};
 use bfcsim::store::{RunSpec, Source, Store};
 use bfcsim::sweep::{self, Sweep};
+use bfcsim_core::FlowId;
 use bfcsim_metrics::{render_table, write_atomic};
 use bfcsim_sim::Sim;
 use clap::{Parser, Subcommand};
@@ -56,6 +57,8 @@ enum Command {
         out: Option<PathBuf>,
         #[command(flatten)]
         outputs: Outputs,
+        #[command(flatten)]
+        explain: ExplainOptions,
         /// After the run, compare its `fct.txt` with this HPCC-format `fct.txt` of the same flows (as `compare`).
         #[arg(long, value_name = "REFERENCE_FCT")]
         compare: Option<PathBuf>,
@@ -84,6 +87,8 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         outputs: Outputs,
+        #[command(flatten)]
+        explain: ExplainOptions,
         /// After the run, compare its `fct.txt` with this HPCC-format `fct.txt` of the same flows (as `compare`).
         #[arg(long, value_name = "REFERENCE_FCT")]
         compare: Option<PathBuf>,
@@ -218,6 +223,27 @@ struct CompareOptions {
     report_only: bool,
 }
 
+/// Which flows a run explains.
+#[derive(clap::Args)]
+struct ExplainOptions {
+    /// Say where flow ID's completion time went (repeatable): every hop of its packets is recorded, and the
+    /// time from its start to its last ACK is split into sending at line rate, waiting at the sender (window,
+    /// rate, credits or grants), recovery, and queuing and pausing at each switch port; also written as
+    /// `explain.csv` and, hop by hop, `explain-hops.csv`. The run is the same with it.
+    #[arg(long = "explain-flow", value_name = "ID")]
+    flows: Vec<u32>,
+    /// Explain the N flows with the largest slowdowns: the experiment runs twice, once to find them and once
+    /// recording their packets (the two runs' fingerprints are checked to be equal).
+    #[arg(long = "explain-slowest", value_name = "N", value_parser = at_least_one)]
+    slowest: Option<usize>,
+}
+
+impl ExplainOptions {
+    fn wanted(&self) -> bool {
+        !self.flows.is_empty() || self.slowest.is_some()
+    }
+}
+
 /// Which files a run writes.
 #[derive(clap::Args)]
 struct Outputs {
@@ -292,10 +318,14 @@ fn real_main() -> Result<ExitCode, String> {
             out,
             outputs,
             compare,
+            explain,
             ..
         } if !sweep.is_empty() => {
             if compare.is_some() {
                 return Err("--compare compares one run; it does not go with --sweep".into());
+            }
+            if explain.wanted() {
+                return Err("--explain-flow and --explain-slowest explain one run; they do not go with --sweep".into());
             }
             let sweeps = sweep
                 .iter()
@@ -312,6 +342,7 @@ fn real_main() -> Result<ExitCode, String> {
             seed,
             out,
             outputs,
+            explain,
             compare,
             compare_options,
             ..
@@ -325,7 +356,7 @@ fn real_main() -> Result<ExitCode, String> {
             let out = out.unwrap_or_else(|| Path::new("out").join(&config.name));
             let staged = Staging::begin(&out)?;
             // Problems found while building the fabric or the workload belong to the experiment file.
-            let code = execute(&mut config, &base, staged, compare.is_some())
+            let code = execute(&mut config, &base, staged, compare.is_some(), &explain)
                 .map_err(|e| format!("{}: {e}", experiment.display()))?;
             if let Some(file) = &outputs.trace_view {
                 let written = out.join(bfcsim::trace_view::FILE);
@@ -345,6 +376,7 @@ fn real_main() -> Result<ExitCode, String> {
             seed,
             out,
             outputs,
+            explain,
             compare,
             compare_options,
         } => {
@@ -359,6 +391,7 @@ fn real_main() -> Result<ExitCode, String> {
                 Path::new(""),
                 Staging::begin(&out)?,
                 compare.is_some(),
+                &explain,
             )?;
             compare_after(code, compare.as_deref(), &out, &compare_options)
         }
@@ -709,27 +742,81 @@ fn run_sweep(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Simulates `prepared` under `config`, reporting to `bar` if given, and writes its outputs to `out`.
+/// Where the flows `explain` asks about spent their completion times: those of `outcome`'s run (which
+/// explained the flows named by id unless the slowest were asked for too), or, for the slowest, of a second run
+/// of `config` that records their packets and must have the first one's fingerprint.
+fn explain_flows(
+    config: &ExperimentConfig,
+    base: &Path,
+    explain: &ExplainOptions,
+    outcome: &mut Outcome,
+) -> Result<bfcsim::explain::Report, String> {
+    let Some(n) = explain.slowest else {
+        return outcome
+            .explained
+            .take()
+            .ok_or_else(|| "the run explained no flow".to_string());
+    };
+    let mut finished: Vec<&bfcsim_metrics::FlowRecord> = outcome
+        .records
+        .iter()
+        .filter(|r| r.finish.is_some())
+        .collect();
+    let slowdown = |r: &bfcsim_metrics::FlowRecord| r.slowdown().unwrap_or(0.0);
+    finished.sort_by(|a, b| slowdown(b).total_cmp(&slowdown(a)).then(a.id.cmp(&b.id)));
+    let mut ids: Vec<FlowId> = explain.flows.iter().map(|&f| FlowId(f)).collect();
+    for r in finished.iter().take(n) {
+        if !ids.contains(&r.id) {
+            ids.push(r.id);
+        }
+    }
+    let names: Vec<String> = ids.iter().map(|f| f.0.to_string()).collect();
+    eprintln!(
+        "explaining flows {}: running the experiment again, recording their packets",
+        names.join(", ")
+    );
+    let again =
+        bfcsim::runner::simulate_explaining(config, prepare(config, base)?, &ids, |_| {}, &mut ())?;
+    if again.fingerprint != outcome.fingerprint {
+        return Err(format!(
+            "recording the flows' packets changed the run (fingerprint {:016x}, first {:016x}): a bug, please report it",
+            again.fingerprint, outcome.fingerprint
+        ));
+    }
+    again
+        .explained
+        .ok_or_else(|| "the second run explained no flow".to_string())
+}
+
+/// Simulates `prepared` under `config`, reporting to `bar` if given, explaining the flows `explain`, and writes
+/// its outputs to `out`.
 fn simulate_to(
     config: &ExperimentConfig,
     prepared: Prepared,
     out: &Path,
     bar: Option<&ProgressBar>,
+    explain: &[FlowId],
 ) -> Result<Outcome, String> {
     let plan = prepared.plan.clone();
     let started = Instant::now();
-    let outcome = simulate(config, prepared, |sim: &Sim| {
-        if let Some(bar) = bar {
-            let c = sim.counters();
-            let secs = started.elapsed().as_secs_f64().max(1e-9);
-            bar.set_position(sim.flows_done() as u64);
-            bar.set_message(format!(
-                "t = {} | {:.1} M events/s",
-                sim.now(),
-                c.events as f64 / secs / 1e6
-            ));
-        }
-    })?;
+    let outcome = bfcsim::runner::simulate_explaining(
+        config,
+        prepared,
+        explain,
+        |sim: &Sim| {
+            if let Some(bar) = bar {
+                let c = sim.counters();
+                let secs = started.elapsed().as_secs_f64().max(1e-9);
+                bar.set_position(sim.flows_done() as u64);
+                bar.set_message(format!(
+                    "t = {} | {:.1} M events/s",
+                    sim.now(),
+                    c.events as f64 / secs / 1e6
+                ));
+            }
+        },
+        &mut (),
+    )?;
     write_outputs(out, config, plan.as_deref(), &outcome)
         .map_err(|e| format!("writing {}: {e}", out.display()))?;
     Ok(outcome)
@@ -737,12 +824,14 @@ fn simulate_to(
 
 /// Runs `config` and writes its outputs into `staged`, which replaces its target as a whole at the end (the
 /// caller begins it before anything runs, so that a target that is not ours to replace is refused at once);
-/// with `compare`, the run also writes the `fct.txt` the comparison reads.
+/// with `compare`, the run also writes the `fct.txt` the comparison reads; `explain` says which flows to
+/// explain after it.
 fn execute(
     config: &mut ExperimentConfig,
     base: &Path,
     staged: Staging,
     compare: bool,
+    explain: &ExplainOptions,
 ) -> Result<ExitCode, String> {
     if compare && !config.output.wants(OutputFile::FctTxt) {
         config.output.files.push(OutputFile::FctTxt);
@@ -765,7 +854,12 @@ fn execute(
         eprintln!("offered: {p}");
     }
     let bar = bfcsim::store::progress_bar(flows, "flows {msg}");
-    let outcome = simulate_to(config, prepared, staged.dir(), bar.as_ref())?;
+    // Flows named by id are explained in the run itself; the slowest are known only after it.
+    let named: Vec<FlowId> = match explain.slowest {
+        None => explain.flows.iter().map(|&f| FlowId(f)).collect(),
+        Some(_) => Vec::new(),
+    };
+    let mut outcome = simulate_to(config, prepared, staged.dir(), bar.as_ref(), &named)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -797,6 +891,17 @@ fn execute(
         println!(
             "{}",
             bfcsim::trace::describe(&r.series, config.trace.as_ref(), r.format)
+        );
+    }
+    if explain.wanted() {
+        let report = explain_flows(config, base, explain, &mut outcome)?;
+        print!("{}", bfcsim::explain::render(&report));
+        bfcsim::explain::write(out, &report)?;
+        println!(
+            "wrote {} and {} in {}",
+            bfcsim::explain::FILE,
+            bfcsim::explain::FILE_HOPS,
+            out.display()
         );
     }
     if !outcome.violations.is_empty() {

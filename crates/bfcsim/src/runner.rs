@@ -257,6 +257,8 @@ pub struct Outcome {
     pub fingerprint: u64,
     /// What `[trace]` recorded.
     pub trace: Option<crate::trace::Recorded>,
+    /// Where the completion times of the flows asked about went ([`simulate_explaining`]).
+    pub explained: Option<crate::explain::Report>,
     /// Why the run ended early: no progress for `run.stall_after` (or nothing left to happen) while flows
     /// remained, with the diagnosis ([`Sim::stall_diagnosis`]).
     pub stalled: Option<String>,
@@ -291,6 +293,18 @@ pub fn simulate(
 pub fn simulate_probed(
     config: &ExperimentConfig,
     prepared: Prepared,
+    progress: impl FnMut(&Sim),
+    probe: &mut impl LoopProbe,
+) -> Result<Outcome, String> {
+    simulate_explaining(config, prepared, &[], progress, probe)
+}
+
+/// [`simulate_probed`], recording every hop of the packets of `explain` (flow ids) to say where their
+/// completion times went ([`Outcome::explained`], [`crate::explain`]). The run is the same either way.
+pub fn simulate_explaining(
+    config: &ExperimentConfig,
+    prepared: Prepared,
+    explain: &[FlowId],
     mut progress: impl FnMut(&Sim),
     probe: &mut impl LoopProbe,
 ) -> Result<Outcome, String> {
@@ -316,7 +330,18 @@ pub fn simulate_probed(
         .max_time
         .unwrap_or(last.saturating_add(Time::from_secs(1)));
     let interval = config.run.sample_interval;
+    if let Some(bad) = explain.iter().find(|f| f.idx() >= flows.len()) {
+        return Err(format!(
+            "--explain-flow {}: the run has {} flows (ids 0 to {})",
+            bad.0,
+            flows.len(),
+            flows.len().saturating_sub(1)
+        ));
+    }
     let mut sim = Sim::with_routes(topology, routes, &flows, params, config.run.threads)?;
+    if !explain.is_empty() {
+        sim.explain(explain);
+    }
     // Start times, to tell a stuck run from one waiting for its next flow.
     let starts: Vec<Time> = flows.iter().map(|f| f.start).collect();
     // The engine keeps its own copy of every flow.
@@ -558,6 +583,11 @@ pub fn simulate_probed(
     }
     summary.hardware = hardware_budget(config, &sim, duration, &recirculation_peaks);
     let ctx = sim.flow_context();
+    let explained = (!explain.is_empty()).then(|| {
+        let flows: Vec<FlowRecord> = explain.iter().map(|f| records[f.idx()]).collect();
+        let log = sim.log().unwrap_or_default();
+        crate::explain::explain(&flows, &sim.explained(), &log, topo)
+    });
     Ok(Outcome {
         records,
         hpcc_ideal,
@@ -575,6 +605,7 @@ pub fn simulate_probed(
         fingerprint: sim.fingerprint(),
         stalled,
         trace: tracer.map(|t| t.finish(&sim)),
+        explained,
     })
 }
 

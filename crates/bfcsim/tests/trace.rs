@@ -5,23 +5,11 @@
 
 mod common;
 
-use std::path::Path;
-
-use bfcsim::experiment::parse_experiment;
-use bfcsim::runner::{Outcome, prepare, simulate};
-use common::{TempDir, bfcsim_ok, s};
+use bfcsim::runner::Outcome;
+use common::{TempDir, bfcsim_ok, run_experiment, s};
 
 fn run(name: &str, set: &[&str]) -> Outcome {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../experiments")
-        .join(name);
-    let text = std::fs::read_to_string(&file).unwrap();
-    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    let config = parse_experiment(&file, &text, &set).unwrap();
-    let prepared = prepare(&config, file.parent().unwrap()).unwrap();
-    let outcome = simulate(&config, prepared, |_| {}).unwrap();
-    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
-    outcome
+    run_experiment(name, set, &[])
 }
 
 const TRACE: [&str; 7] = [

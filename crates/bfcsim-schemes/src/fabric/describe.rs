@@ -66,6 +66,18 @@ impl Preset {
     }
 }
 
+/// How to tell, from a data packet leaving a switch port, which of the port's queues it left; control packets
+/// under `switch.control_priority` leave the control queue whatever the scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLeft {
+    /// The scheme stamps it as the packet's `upstream_q` when the packet leaves (BFC's `upstreamQ`, §3.3.2).
+    Stamped,
+    /// The queue of the packet's class and hash ([`bfcsim_net::queues::QueueLayout::data_queue_for`]).
+    ByClass,
+    /// The scheme chooses in ways the packet does not show (its pauses, if any, are then not attributed).
+    Unknown,
+}
+
 /// A scheme's descriptor: with its [`Scheme`] hooks, everything bfcsim needs to run, configure, list and report
 /// it. Implemented by the scheme's state type; one line in the registry makes it a `kind`.
 pub trait Describe: Scheme + Sized + 'static {
@@ -114,6 +126,10 @@ pub trait Describe: Scheme + Sized + 'static {
     fn report(_stats: &Self::Stats) -> Option<SchemeReport> {
         None
     }
+
+    /// Which queue a data packet leaving a switch port left, for `bfcsim run --explain-flow`'s account of the
+    /// time it waited there paused ([`QueueLeft`]).
+    const QUEUE_LEFT: QueueLeft = QueueLeft::Unknown;
 
     /// Whether runs sample the active flows of every switch port (BFC §2.3's metric) when
     /// `metrics.active_flows_on` names no ports: the schemes whose mechanism that metric is about. The others

@@ -54,7 +54,8 @@ mod stats;
 pub mod fake;
 
 pub use describe::{
-    Describe, PauseRecord, Preset, ReportValue, SchemeReport, SwitchFacts, SwitchHardware, TAGGED,
+    Describe, PauseRecord, Preset, QueueLeft, ReportValue, SchemeReport, SwitchFacts,
+    SwitchHardware, TAGGED,
 };
 pub use flow::Flow;
 pub use ops::{Device, Entry, FabricOps, NicOps, Receiving, Setup, SwitchOps};

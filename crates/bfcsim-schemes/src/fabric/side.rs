@@ -178,6 +178,7 @@ pub struct NoParams {}
 impl super::Describe for Plain {
     const KIND: &'static str = "none";
     const SUMMARY: &'static str = "none: queues only drop";
+    const QUEUE_LEFT: super::QueueLeft = super::QueueLeft::ByClass;
     type Config = NoParams;
     type Stats = super::NoStats;
 

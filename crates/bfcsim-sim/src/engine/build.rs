@@ -100,6 +100,7 @@ impl Fabric {
             fingerprint: 0,
             progress: 0,
             log: None,
+            explain: None,
             drops: [0; DropReason::ALL.len()],
             port_drops: vec![0; topo.ports.len()],
             charges: Vec::new(),
@@ -271,6 +272,11 @@ impl Fabric {
                     port_owner[p.idx()].expect("every port belongs to a host or a switch")
                 };
                 let far_shard = own.node_shard[far];
+                let remote = if far_shard == own.node_shard[port.node.idx()] {
+                    LOCAL
+                } else {
+                    far_shard
+                };
                 Wire {
                     rate: link.rate,
                     ps_per_byte: link.rate.ps_per_byte().unwrap_or(0),
@@ -288,11 +294,8 @@ impl Fabric {
                     far_local: topo.ports[port.peer.idx()].local as u16,
                     busy_until: Time::ZERO,
                     wake_pending: false,
-                    remote: if far_shard == own.node_shard[port.node.idx()] {
-                        LOCAL
-                    } else {
-                        far_shard
-                    },
+                    remote,
+                    exit: remote,
                     sending_flow: u32::MAX,
                     first: PacketId::NONE,
                     last: PacketId::NONE,

@@ -72,6 +72,9 @@ pub(crate) fn take_all<T>(from: &mut Vec<T>, into: &mut Vec<T>) {
 /// `Wire::remote` for a wire whose far end this shard owns.
 pub(super) const LOCAL: u8 = u8::MAX;
 
+/// `Wire::exit` of every wire while flows are being explained ([`super::explain`]).
+pub(super) const OBSERVED: u8 = u8::MAX - 1;
+
 impl Fabric {
     /// Moves the parcels for shard `to` posted since the last call into `into` (empty: by swapping the
     /// vectors, so that parcels are not copied and the two vectors' capacities circulate).

@@ -18,6 +18,7 @@
 mod build;
 mod connections;
 mod exchange;
+mod explain;
 mod flows;
 mod invariants;
 mod log;
@@ -35,6 +36,7 @@ mod scheme_timer;
 mod switch;
 mod wire;
 
+pub use explain::HopRecord;
 pub use log::Logged;
 pub(crate) use paths::node_work;
 pub(crate) use pause::find_cycle;
@@ -57,7 +59,7 @@ use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash};
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::nic::{CcNic, loss_notice};
 use bfcsim_schemes::cc::{Cc, CcConfig, CongestionControl, FlowContext, Notifier};
-use bfcsim_schemes::fabric::{Device, Entry, Flow, HopStats, Scheme};
+use bfcsim_schemes::fabric::{Device, Entry, Flow, HopStats, QueueLeft, Scheme};
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 
@@ -66,6 +68,7 @@ use crate::timers::TimerQueue;
 use connections::{Connection, ConnectionPool};
 use exchange::*;
 pub(crate) use exchange::{Mail, Parcel};
+use explain::Explain;
 use flows::*;
 use nic::*;
 pub(crate) use registry::AnyScheme;
@@ -321,6 +324,8 @@ pub struct Fabric {
     progress: u64,
     /// Drops, timeouts, pauses and resumes, when kept ([`log`]).
     log: Option<Vec<Logged>>,
+    /// Every hop of the packets of the flows being explained, when asked ([`explain`]).
+    explain: Option<Box<Explain>>,
 }
 
 /// One shard of a simulation of one topology, one flow list and one configuration: it owns some nodes (all of
@@ -358,6 +363,23 @@ impl Shard {
         let scheme = AnyScheme::new(&fab.params.flow_control.clone(), &mut fab)?;
         fab.start();
         Ok(Shard { fab, scheme })
+    }
+
+    /// Records every hop of `flows`' packets from now on, and keeps the log ([`explain`]).
+    pub(crate) fn explain(&mut self, flows: &[FlowId]) {
+        self.keep_log();
+        let fab = &self.fab;
+        let queue_left = self.scheme.queue_left();
+        let x = Explain::new(flows, fab, queue_left);
+        self.fab.explain = Some(Box::new(x));
+        for w in &mut self.fab.wires {
+            w.exit = OBSERVED;
+        }
+    }
+
+    /// The hops recorded so far ([`Shard::explain`]).
+    pub(crate) fn explained(&self) -> &[HopRecord] {
+        self.fab.explain.as_ref().map_or(&[], |x| &x.hops)
     }
 
     /// Processes every event due up to and including `end`; the caller ([`crate::sim::Sim`]) makes sure no

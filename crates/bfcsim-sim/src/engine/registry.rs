@@ -133,6 +133,14 @@ macro_rules! schemes {
         }
 
         impl AnyScheme {
+            /// Which queue a data packet leaving a switch port left ([`Describe::QUEUE_LEFT`]).
+            pub(super) fn queue_left(&self) -> QueueLeft {
+                match self {
+                    AnyScheme::$none(_) => <$plain>::QUEUE_LEFT,
+                    $(AnyScheme::$variant(_) => <$side>::QUEUE_LEFT,)*
+                }
+            }
+
             /// Builds the configured scheme on `fab`, whose network and congestion control exist.
             pub(super) fn new(config: &FlowControl, fab: &mut impl Setup) -> Result<AnyScheme, String> {
                 Ok(match config {

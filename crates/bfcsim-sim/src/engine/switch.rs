@@ -62,6 +62,13 @@ pub(super) fn flow_tag(p: &Packet) -> u32 {
     }
 }
 
+/// Whether a packet of `kind` joins its egress port's strict-priority control queue (queue 0) rather than the
+/// queue the scheme chooses.
+#[inline(always)]
+pub(super) fn in_control_queue(sc: &SwitchConfig, kind: PacketKind) -> bool {
+    kind.is_control() && sc.control_priority && (sc.ack_priority || kind.is_hop_local())
+}
+
 /// The hash routing picks a packet's next hop by among equal-cost ones: under flow-level ECMP the packet's
 /// `hash` keyed by the switch's `seed`, under spraying a draw of the switch's `rng`.
 #[inline(always)]
@@ -97,10 +104,7 @@ impl Fabric {
             }
         };
         let (out_sp, out_local) = self.egress_of(s, key.first_sp, egress);
-        let sc = &self.params.switch;
-        let control = p.kind.is_control()
-            && sc.control_priority
-            && (sc.ack_priority || p.kind.is_hop_local());
+        let control = in_control_queue(&self.params.switch, p.kind);
         let entry = Entry {
             s,
             in_local,

@@ -30,6 +30,9 @@ pub(super) struct Wire {
     pub(super) wake_pending: bool,
     /// The shard owning the far end when another one does ([`LOCAL`] otherwise): packets leave as parcels.
     pub(super) remote: u8,
+    /// `remote`, or [`OBSERVED`] while flows are being explained: a transmission takes [`Fabric::leave`]'s
+    /// way unless this is [`LOCAL`], so that recording costs the loop no test of its own.
+    pub(super) exit: u8,
     /// The packets on the wire, a list through the packets themselves ([`Packet::wire_next`], with when each
     /// one's successor arrives in [`Packet::stamp`]): the first to arrive and the last ([`PacketId::NONE`]:
     /// none). A delivery reads the next packet and its arrival in the line of the packet it delivers; with a
@@ -95,11 +98,29 @@ impl Fabric {
         let arrive = end + w.delay;
         w.tx_bytes += size as u64;
         self.counters.hops += 1;
-        if w.remote != LOCAL {
-            self.post(port, arrive, pkt);
+        if w.exit != LOCAL {
+            self.leave(port, arrive, pkt);
             return;
         }
         self.put_on_wire(port, arrive, pkt);
+    }
+
+    /// [`Fabric::transmit`]'s way for a packet that does not simply go on a wire of this shard
+    /// ([`Wire::exit`]): recorded when explaining flows, then posted to the shard owning the far end, or put
+    /// on the wire here. Out of line: the test that brings a packet here is one the loop made anyway.
+    #[cold]
+    #[inline(never)]
+    fn leave(&mut self, port: PortId, arrive: Time, pkt: PacketId) {
+        if let Some(x) = self.explain.as_deref_mut() {
+            let w = &self.wires[port.idx()];
+            let times = (self.now, arrive - w.delay, arrive);
+            x.hop(self.packets.get(pkt), port, w.owner, times, w.far);
+        }
+        if self.wires[port.idx()].remote != LOCAL {
+            self.post(port, arrive, pkt);
+        } else {
+            self.put_on_wire(port, arrive, pkt);
+        }
     }
 
     /// Appends `pkt`, due at the far end at `arrive`, to `port`'s wire, and schedules its delivery if it is the

@@ -115,3 +115,21 @@ pub fn read_json(path: &Path) -> serde_json::Value {
 pub fn s(path: &Path) -> &str {
     path.to_str().expect("temporary paths are UTF-8")
 }
+
+/// Simulates the bundled experiment `name` with the `--set` overrides `set`, explaining the flows `explain`
+/// (none: a plain run), and checks that the run kept its invariants.
+pub fn run_experiment(
+    name: &str,
+    set: &[&str],
+    explain: &[bfcsim_core::FlowId],
+) -> bfcsim::runner::Outcome {
+    let file = workspace_root().join("experiments").join(name);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    let config = bfcsim::experiment::parse_experiment(&file, &text, &set).unwrap();
+    let prepared = bfcsim::runner::prepare(&config, file.parent().unwrap()).unwrap();
+    let outcome =
+        bfcsim::runner::simulate_explaining(&config, prepared, explain, |_| {}, &mut ()).unwrap();
+    assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
+    outcome
+}

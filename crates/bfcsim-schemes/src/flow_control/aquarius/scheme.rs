@@ -143,6 +143,7 @@ impl Scheme for Aquarius {
 
 impl Describe for Aquarius {
     const KIND: &'static str = "aquarius";
+    const QUEUE_LEFT: crate::fabric::QueueLeft = crate::fabric::QueueLeft::Stamped;
     const SUMMARY: &'static str = "Aquarius (Li et al. 2023, Alg. 1-2, §3.2-3.3)";
     type Config = AquariusConfig;
     type Stats = AquariusStats;

@@ -338,6 +338,7 @@ const PRESETS: &[Preset] = &[
 
 impl Describe for Bfc {
     const KIND: &'static str = "bfc";
+    const QUEUE_LEFT: crate::fabric::QueueLeft = crate::fabric::QueueLeft::Stamped;
     const SUMMARY: &'static str = "Backpressure Flow Control (BFC §3.3)";
     type Config = BfcConfig;
     type Stats = BfcStats;

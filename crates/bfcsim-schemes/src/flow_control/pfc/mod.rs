@@ -261,6 +261,7 @@ impl Scheme for Pfc {
 
 impl Describe for Pfc {
     const KIND: &'static str = "pfc";
+    const QUEUE_LEFT: crate::fabric::QueueLeft = crate::fabric::QueueLeft::ByClass;
     const SUMMARY: &'static str = "Priority Flow Control (IEEE 802.1Qbb), HPCC ns-3's thresholds";
     type Config = PfcConfig;
     type Stats = NoStats;
