@@ -118,6 +118,37 @@ impl GpdTail {
         (offset + y).min(self.max)
     }
 
+    /// `P(min(offset + Y, max) > x)`.
+    fn survival(&self, offset: f64, x: f64) -> f64 {
+        if x < offset {
+            return 1.0;
+        }
+        if x >= self.max {
+            return 0.0;
+        }
+        let z = (x - offset) / self.scale;
+        if self.shape == 0.0 {
+            (-z).exp()
+        } else {
+            (1.0 + self.shape * z).max(0.0).powf(-1.0 / self.shape)
+        }
+    }
+
+    /// E[ceil(min(offset + Y, max) / m)] = the sum over j >= 0 of P(min(offset + Y, max) > j * m), to where
+    /// the terms no longer count.
+    fn mean_packets(&self, offset: f64, m: f64) -> f64 {
+        let mut sum = (offset / m).floor() + 1.0; // the terms with j * m below or at the offset are 1
+        let mut j = sum;
+        loop {
+            let term = self.survival(offset, j * m);
+            if term < 1e-12 {
+                return sum;
+            }
+            sum += term;
+            j += 1.0;
+        }
+    }
+
     /// E[min(offset + Y, max)], from the integral of the GPD survival function up to `max - offset`.
     fn mean(&self, offset: f64) -> f64 {
         let (k, s) = (self.shape, self.scale);
@@ -461,6 +492,35 @@ impl SizeCdf {
         Bytes((self.quantile(u).round() as u64).max(self.floor))
     }
 
+    /// The mean number of packets of `payload` bytes a flow takes, `E[ceil(size / payload)]`, under the
+    /// distribution's interpolation (sizes before rounding to whole bytes): a step's size exactly, a linear
+    /// segment's as the average of `ceil` over it, the tail's as `sum over j >= 0 of P(size > j * payload)`.
+    pub fn mean_packets(&self, payload: u64) -> f64 {
+        let m = payload as f64;
+        let packets = |s: f64| (s / m).ceil();
+        // The integral of ceil(t / m) from 0 to x.
+        let integral = |x: f64| {
+            let k = packets(x);
+            m * k * (k - 1.0) / 2.0 + k * (x - (k - 1.0) * m)
+        };
+        let mut mean = 0.0;
+        let (mut p_prev, mut s_prev) = (0.0, self.sizes[0]);
+        for (s, p) in self.points() {
+            mean += (p - p_prev)
+                * match self.interpolation {
+                    Interpolation::Linear if s > s_prev => {
+                        (integral(s) - integral(s_prev)) / (s - s_prev)
+                    }
+                    _ => packets(s),
+                };
+            (p_prev, s_prev) = (p, s);
+        }
+        if let Some(t) = self.tail {
+            mean += (1.0 - p_prev) * t.mean_packets(s_prev, m);
+        }
+        mean
+    }
+
     /// The exact mean of the distribution under its interpolation, in bytes (before rounding to whole bytes):
     /// linear `sum (p_i - p_{i-1}) (s_i + s_{i-1}) / 2`, step `sum (p_i - p_{i-1}) s_i`, with p_{-1} = 0 and
     /// s_{-1} = s_0, plus the tail's share.
@@ -590,6 +650,30 @@ mod tests {
             let total: u64 = (0..n).map(|_| c.sample(&mut rng).0).sum();
             let m = total as f64 / n as f64;
             assert!((m / c.mean() - 1.0).abs() < 0.01, "{m} vs {}", c.mean());
+        }
+    }
+
+    /// `mean_packets` is the mean of `ceil(size / payload)` over samples: linear and step segments, and the
+    /// generalized Pareto tail of Homa's Facebook key-value sizes.
+    #[test]
+    fn mean_packets_is_the_samples_mean() {
+        let c = parse("0 0\n1000 50\n100000 100\n", &CdfOptions::default()).unwrap();
+        let tailed = crate::builtin("fb-keyvalue-gpd")
+            .unwrap()
+            .load(Interpolation::Linear)
+            .unwrap();
+        for (c, payload) in [
+            (c.clone(), 1000),
+            (c.clone().with_interpolation(Interpolation::Step), 1000),
+            (c, 333),
+            (tailed, 1000),
+        ] {
+            let mut rng = stream(2, Stream::Workload(0));
+            let n = 400_000;
+            let total: u64 = (0..n).map(|_| c.sample(&mut rng).0.div_ceil(payload)).sum();
+            let m = total as f64 / n as f64;
+            let exact = c.mean_packets(payload);
+            assert!((m / exact - 1.0).abs() < 0.01, "{m} vs {exact}");
         }
     }
 

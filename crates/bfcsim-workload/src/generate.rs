@@ -30,8 +30,8 @@ use crate::arrivals::{Arrivals, secs_to_time};
 use crate::cdf::SizeCdf;
 use crate::endpoints::Endpoints;
 use crate::error::WorkloadError;
-use crate::load::LoadTarget;
-use crate::spec::{GroupSpec, IncastArrival, IncastSpec, Senders, WorkloadSpec};
+use crate::load::{Framing, LoadTarget};
+use crate::spec::{GroupSpec, IncastArrival, IncastSpec, LoadCounts, Senders, WorkloadSpec};
 
 /// The first RNG stream of the groups: `Workload(GROUP_STREAMS + i)` is group `i`'s, far above the incasts'.
 pub const GROUP_STREAMS: u32 = 1 << 16;
@@ -61,6 +61,8 @@ pub struct LoadBasis {
     pub background_crossings: f64,
     /// Expected number of links of the set an incast flow crosses (uniform destination, uniform other source).
     pub incast_crossings: f64,
+    /// How the NICs frame flows, for a load counted on the wire ([`LoadCounts::Wire`]).
+    pub framing: Framing,
 }
 
 /// The rates a spec works out to, for logging and checks.
@@ -127,6 +129,15 @@ pub fn plan(
             capacity_bps: basis.capacity_bps,
             mean_crossings: basis.incast_crossings,
         };
+        // Bytes an event puts on each link it crosses: its aggregate, split evenly over its senders and framed
+        // when the load counts wire bytes.
+        let per_event = match spec.load_counts {
+            LoadCounts::Payload => inc.aggregate.0 as f64,
+            LoadCounts::Wire => {
+                let degree = inc.degree as f64;
+                degree * basis.framing.wire(inc.aggregate.0 as f64 / degree)
+            }
+        };
         let (period, load) = match (inc.period, inc.share) {
             (Some(period), None) => {
                 if period == Time::ZERO {
@@ -134,10 +145,7 @@ pub fn plan(
                 }
                 let t = target(1.0);
                 t.validate().map_err(|e| invalid(format!("{name}: {e}")))?;
-                (
-                    period,
-                    t.period_secs(inc.aggregate.0 as f64) / period.secs_f64(),
-                )
+                (period, t.period_secs(per_event) / period.secs_f64())
             }
             (None, Some(share)) => {
                 let t = target(share);
@@ -147,7 +155,7 @@ pub fn plan(
                         "{name}: the share {share} must be positive"
                     )));
                 }
-                let period = secs_to_time(t.period_secs(inc.aggregate.0 as f64));
+                let period = secs_to_time(t.period_secs(per_event));
                 if period == Time::ZERO {
                     return Err(invalid(format!(
                         "{name}: share {share} needs a period under a picosecond"
@@ -177,7 +185,13 @@ pub fn plan(
     };
     let background_rate = match cdf {
         _ if background.load == 0.0 => 0.0,
-        Some(cdf) => background.flow_rate(cdf.mean()),
+        Some(cdf) => background.flow_rate(match spec.load_counts {
+            LoadCounts::Payload => cdf.mean(),
+            LoadCounts::Wire => {
+                let f = basis.framing;
+                cdf.mean() + f.header as f64 * cdf.mean_packets(f.payload)
+            }
+        }),
         None => {
             return Err(invalid(format!(
                 "the background's load {:.4} needs a flow-size distribution: give `cdf`",

@@ -16,7 +16,8 @@
 //! # use bfcsim_core::NodeId;
 //! # fn run(spec: &WorkloadSpec, ids: &[NodeId], racks: &[u32], link_bps: &[f64]) -> Result<(), WorkloadError> {
 //! let cdf = spec.size_cdf(std::path::Path::new("."))?;
-//! let basis = LoadBasis { capacity_bps: 6.4e12, background_crossings: 1.75, incast_crossings: 1.75 };
+//! let framing = Framing { payload: 1000, header: 48 };
+//! let basis = LoadBasis { capacity_bps: 6.4e12, background_crossings: 1.75, incast_crossings: 1.75, framing };
 //! let hosts = HostSet { ids, racks, link_bps };
 //! let flows = generate(spec, cdf.as_ref(), &hosts, Some(&basis), 42)?;
 //! # Ok(()) }
@@ -41,7 +42,8 @@ pub use endpoints::Endpoints;
 pub use error::WorkloadError;
 pub use flowfile::{FlowFile, load_flow_file, parse_flow_file};
 pub use generate::{HostSet, LoadBasis, Plan, generate, generate_at_most, long_lived, plan};
-pub use load::LoadTarget;
+pub use load::{Framing, LoadTarget};
 pub use spec::{
-    ArrivalKind, GroupSpec, IncastArrival, IncastSpec, LongLivedSpec, Senders, WorkloadSpec,
+    ArrivalKind, GroupSpec, IncastArrival, IncastSpec, LoadCounts, LongLivedSpec, Senders,
+    WorkloadSpec,
 };

@@ -16,6 +16,24 @@
 
 use bfcsim_core::Time;
 
+/// How the NICs cut a flow into packets, for loads counted in bytes on the wire (`load_counts = "wire"`):
+/// each packet carries up to `payload` bytes of the flow and `header` bytes besides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Framing {
+    /// Payload bytes per packet (the MSS).
+    pub payload: u64,
+    /// Header bytes per packet.
+    pub header: u64,
+}
+
+impl Framing {
+    /// The bytes a flow of `size` payload bytes puts on each link it crosses: `size + ceil(size / payload) *
+    /// header`.
+    pub fn wire(&self, size: f64) -> f64 {
+        size + (size / self.payload as f64).ceil() * self.header as f64
+    }
+}
+
 /// A load target on a set of directed links.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LoadTarget {

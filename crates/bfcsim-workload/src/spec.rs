@@ -8,6 +8,7 @@
 //! sigma = 2.0               # lognormal only; default 2 (BFC §6.2.1)
 //! load = 0.6                # total load on `load_on`, incast shares included (as in BFC's nsdifinal.cc)
 //! load_on = "core"          # resolved by the caller into a `LoadBasis`
+//! load_counts = "payload"   # or "wire": the load counts each data packet's headers too (Homa, PayDebt §5)
 //! duration = "5ms"          # flows start in [0, duration)
 //! locality = 0.0            # optional: fraction of rack-local destinations; absent = uniform all-to-all
 //! partition = 32            # optional: flows stay within blocks of 32 consecutive hosts (one data centre each)
@@ -102,6 +103,11 @@ pub struct WorkloadSpec {
     /// Default `core` (BFC §6.2.1: the load on the ToR-spine links).
     #[serde(default = "default_load_on")]
     pub load_on: String,
+    /// What the load counts: the flows' payload bytes (the default), or the bytes they put on the wire, each
+    /// packet's headers included (Homa's simulations, which PayDebt §5 follows: "the real load factor
+    /// observed on the network"). Applies to the background and the incasts.
+    #[serde(default, skip_serializing_if = "LoadCounts::is_payload")]
+    pub load_counts: LoadCounts,
     /// Flows start in [0, duration).
     pub duration: Time,
     /// Stop the background's arrivals at this many flows (BCC §V-B: "each simulation lasts for 100,000
@@ -142,6 +148,25 @@ pub struct WorkloadSpec {
     /// Long-lived flows (BFC §2.1's long flow), added to the generated ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub long_lived: Vec<LongLivedSpec>,
+}
+
+/// What a workload's `load` counts ([`WorkloadSpec::load_counts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadCounts {
+    /// The flows' payload bytes (BFC's `nsdifinal.cc`, HPCC's traffic generator).
+    #[default]
+    Payload,
+    /// The bytes the flows' data packets put on the wire: payload plus `nic.header` per packet of at most
+    /// `nic.payload` bytes. ACKs, credits and grants are left out: they differ by scheme, and every scheme of
+    /// a figure runs the same flows.
+    Wire,
+}
+
+impl LoadCounts {
+    fn is_payload(&self) -> bool {
+        *self == LoadCounts::Payload
+    }
 }
 
 fn one_class() -> u8 {

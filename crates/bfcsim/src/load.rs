@@ -4,7 +4,7 @@
 
 use bfcsim_net::routing::Routes;
 use bfcsim_net::{LinkSet, Topology};
-use bfcsim_workload::LoadBasis;
+use bfcsim_workload::{Framing, LoadBasis};
 
 /// Expected number of links of `set` on the path from every node to host `dst`, with ECMP spreading flows
 /// evenly over equal-cost next hops.
@@ -48,12 +48,13 @@ pub enum Pattern<'a> {
 }
 
 /// The load basis of `set`: capacity of its directed links, expected crossings of a background flow (drawn as
-/// `pattern` says) and of an incast flow (uniform).
+/// `pattern` says) and of an incast flow (uniform), with the NICs' `framing`.
 pub fn load_basis(
     topo: &Topology,
     routes: &Routes,
     set: &LinkSet,
     pattern: Pattern,
+    framing: Framing,
 ) -> Result<LoadBasis, String> {
     let ports = topo.ports_in_set(set);
     if ports.is_empty() {
@@ -122,11 +123,16 @@ pub fn load_basis(
         capacity_bps,
         background_crossings: background,
         incast_crossings: uniform,
+        framing,
     })
 }
 
 #[cfg(test)]
 mod tests {
+    const FRAMING: Framing = Framing {
+        payload: 1000,
+        header: 48,
+    };
     use super::*;
     use bfcsim_net::build::{Build, LeafSpine};
 
@@ -135,16 +141,16 @@ mod tests {
         let t = LeafSpine::default().build().unwrap();
         let r = Routes::new(&t).unwrap();
         let all = Pattern::AllToAll { locality: None };
-        let b = load_basis(&t, &r, &LinkSet::Core, all).unwrap();
+        let b = load_basis(&t, &r, &LinkSet::Core, all, FRAMING).unwrap();
         assert_eq!(b.capacity_bps, 128.0 * 100e9);
         // A uniform pair crosses racks with probability 112/127, and then two core links.
         assert!((b.background_crossings - 2.0 * 112.0 / 127.0).abs() < 1e-12);
-        let h = load_basis(&t, &r, &LinkSet::Host, all).unwrap();
+        let h = load_basis(&t, &r, &LinkSet::Host, all, FRAMING).unwrap();
         assert!((h.background_crossings - 2.0).abs() < 1e-12);
         let local = Pattern::AllToAll {
             locality: Some(1.0),
         };
-        let local = load_basis(&t, &r, &LinkSet::Core, local).unwrap_err();
+        let local = load_basis(&t, &r, &LinkSet::Core, local, FRAMING).unwrap_err();
         assert!(local.contains("never cross"));
         // Hosts 0..15 (rack 0) and 16 (rack 1) to host 17 (rack 1): 15 of 16 sources cross two core links.
         let (sources, destinations): (Vec<usize>, _) = ((0..17).collect(), [17]);
@@ -152,9 +158,9 @@ mod tests {
             sources: &sources,
             destinations: &destinations,
         };
-        let b = load_basis(&t, &r, &LinkSet::Core, between).unwrap();
+        let b = load_basis(&t, &r, &LinkSet::Core, between, FRAMING).unwrap();
         assert!((b.background_crossings - 2.0 * 16.0 / 17.0).abs() < 1e-12);
-        let into = load_basis(&t, &r, &LinkSet::ToHost(17), between).unwrap();
+        let into = load_basis(&t, &r, &LinkSet::ToHost(17), between, FRAMING).unwrap();
         assert_eq!(into.capacity_bps, 100e9);
         assert!((into.background_crossings - 1.0).abs() < 1e-12);
     }
@@ -175,14 +181,14 @@ mod tests {
             sources: &[1, 2, 3, 4],
             destinations: &[0],
         };
-        let b = load_basis(&t, &r, &LinkSet::Port(1), to_0).unwrap();
+        let b = load_basis(&t, &r, &LinkSet::Port(1), to_0, FRAMING).unwrap();
         assert_eq!(b.capacity_bps, 100e9);
         assert_eq!(b.background_crossings, 1.0);
         let to_3 = Pattern::Between {
             sources: &[0, 1, 2, 4],
             destinations: &[3],
         };
-        let other = load_basis(&t, &r, &LinkSet::Port(1), to_3).unwrap_err();
+        let other = load_basis(&t, &r, &LinkSet::Port(1), to_3, FRAMING).unwrap_err();
         assert!(other.contains("never cross"));
     }
 }

@@ -18,7 +18,9 @@ use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_schemes::fabric::PauseRecord;
 use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
-use bfcsim_workload::{HostSet, WorkloadError, generate_at_most, load_flow_file, long_lived, plan};
+use bfcsim_workload::{
+    Framing, HostSet, LoadCounts, WorkloadError, generate_at_most, load_flow_file, long_lived, plan,
+};
 
 use crate::experiment::ExperimentConfig;
 use crate::limits::Demand;
@@ -127,7 +129,11 @@ fn synthetic(
         },
     };
     let basis = if spec.needs_load_basis() {
-        Some(load_basis(&topology, &routes, &set, pattern)?)
+        let framing = Framing {
+            payload: u64::from(config.nic.payload),
+            header: u64::from(config.nic.header),
+        };
+        Some(load_basis(&topology, &routes, &set, pattern, framing)?)
     } else {
         None
     };
@@ -172,8 +178,16 @@ fn synthetic(
     })?;
     let mut offered = Vec::new();
     if let (Some(cdf), Some(basis)) = (&cdf, &basis) {
+        let on_wire = match spec.load_counts {
+            LoadCounts::Payload => String::new(),
+            LoadCounts::Wire => {
+                let f = basis.framing;
+                let wire = cdf.mean() + f.header as f64 * cdf.mean_packets(f.payload);
+                format!(", {wire:.0} B on the wire, which the load counts")
+            }
+        };
         offered.push(format!(
-            "{:.4e} background flows/s (mean size {:.0} B, {:.3} `{}` links crossed per flow)",
+            "{:.4e} background flows/s (mean size {:.0} B{on_wire}, {:.3} `{}` links crossed per flow)",
             p.background_rate,
             cdf.mean(),
             basis.background_crossings,

@@ -15,6 +15,54 @@ fn on(ids: &[NodeId]) -> HostSet<'_> {
     }
 }
 
+/// A load counted on the wire (Homa's, PayDebt §5's): Memcached's tiny messages at 80% of the wire put a
+/// payload load well below 0.8 on it, their headers the rest, and the flows drawn offer the wire load asked
+/// for; an incast's period grows by its packets' headers.
+#[test]
+fn a_load_counted_on_the_wire_counts_the_headers() {
+    let mut s = spec(0.8, ArrivalKind::Poisson, Time::from_ms(10));
+    s.cdf = Some("memcached".into());
+    let cdf = builtin("memcached")
+        .unwrap()
+        .load(Interpolation::Linear)
+        .unwrap();
+    let payload = plan(&s, Some(&cdf), Some(&BASIS)).unwrap();
+    s.load_counts = LoadCounts::Wire;
+    let wire = plan(&s, Some(&cdf), Some(&BASIS)).unwrap();
+    let f = BASIS.framing;
+    let on_wire = cdf.mean() + f.header as f64 * cdf.mean_packets(f.payload);
+    let ratio = wire.background_rate / payload.background_rate;
+    assert!((ratio - cdf.mean() / on_wire).abs() < 1e-12, "{ratio}");
+    assert!(
+        ratio < 0.85,
+        "Memcached's headers are a large share: {ratio}"
+    );
+    let flows = generate(&s, Some(&cdf), &on(&hosts(64)), Some(&BASIS), 5).unwrap();
+    let wire_bytes: f64 = flows.iter().map(|fl| f.wire(fl.size.0 as f64)).sum();
+    let t = LoadTarget {
+        load: 0.8,
+        capacity_bps: BASIS.capacity_bps,
+        mean_crossings: BASIS.background_crossings,
+    };
+    let load = t.achieved(wire_bytes.round() as u64, s.duration);
+    assert!((load / 0.8 - 1.0).abs() < 0.02, "{load}");
+
+    s.incast.push(IncastSpec {
+        degree: 4,
+        aggregate: Bytes(4_000),
+        period: None,
+        share: Some(0.1),
+        arrival: IncastArrival::Periodic,
+        class: None,
+    });
+    let wire = plan(&s, Some(&cdf), Some(&BASIS)).unwrap().incast_periods[0];
+    s.load_counts = LoadCounts::Payload;
+    let payload = plan(&s, Some(&cdf), Some(&BASIS)).unwrap().incast_periods[0];
+    // 4 senders of 1000 B: one packet each, 48 B of header each.
+    let grown = wire.secs_f64() / payload.secs_f64();
+    assert!((grown - 4_192.0 / 4_000.0).abs() < 1e-6, "{grown}");
+}
+
 fn spec(load: f64, arrivals: ArrivalKind, duration: Time) -> WorkloadSpec {
     WorkloadSpec {
         cdf: Some("google".into()),
@@ -25,6 +73,7 @@ fn spec(load: f64, arrivals: ArrivalKind, duration: Time) -> WorkloadSpec {
         sigma: None,
         load,
         load_on: "core".into(),
+        load_counts: LoadCounts::Payload,
         duration,
         flows: None,
         locality: None,
@@ -43,6 +92,10 @@ const BASIS: LoadBasis = LoadBasis {
     capacity_bps: 6.4e12,
     background_crossings: 1.75,
     incast_crossings: 2.0,
+    framing: Framing {
+        payload: 1000,
+        header: 48,
+    },
 };
 
 fn google() -> SizeCdf {
