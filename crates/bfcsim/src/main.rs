@@ -231,16 +231,16 @@ struct ExplainOptions {
     /// rate, credits or grants), recovery, and queuing and pausing at each switch port; also written as
     /// `explain.csv` and, hop by hop, `explain-hops.csv`. The run is the same with it.
     #[arg(long = "explain-flow", value_name = "ID")]
-    flows: Vec<u32>,
+    explain_flows: Vec<u32>,
     /// Explain the N flows with the largest slowdowns: the experiment runs twice, once to find them and once
     /// recording their packets (the two runs' fingerprints are checked to be equal).
     #[arg(long = "explain-slowest", value_name = "N", value_parser = at_least_one)]
-    slowest: Option<usize>,
+    explain_slowest: Option<usize>,
 }
 
 impl ExplainOptions {
     fn wanted(&self) -> bool {
-        !self.flows.is_empty() || self.slowest.is_some()
+        !self.explain_flows.is_empty() || self.explain_slowest.is_some()
     }
 }
 
@@ -751,7 +751,7 @@ fn explain_flows(
     explain: &ExplainOptions,
     outcome: &mut Outcome,
 ) -> Result<bfcsim::explain::Report, String> {
-    let Some(n) = explain.slowest else {
+    let Some(n) = explain.explain_slowest else {
         return outcome
             .explained
             .take()
@@ -764,7 +764,7 @@ fn explain_flows(
         .collect();
     let slowdown = |r: &bfcsim_metrics::FlowRecord| r.slowdown().unwrap_or(0.0);
     finished.sort_by(|a, b| slowdown(b).total_cmp(&slowdown(a)).then(a.id.cmp(&b.id)));
-    let mut ids: Vec<FlowId> = explain.flows.iter().map(|&f| FlowId(f)).collect();
+    let mut ids: Vec<FlowId> = explain.explain_flows.iter().map(|&f| FlowId(f)).collect();
     for r in finished.iter().take(n) {
         if !ids.contains(&r.id) {
             ids.push(r.id);
@@ -855,8 +855,8 @@ fn execute(
     }
     let bar = bfcsim::store::progress_bar(flows, "flows {msg}");
     // Flows named by id are explained in the run itself; the slowest are known only after it.
-    let named: Vec<FlowId> = match explain.slowest {
-        None => explain.flows.iter().map(|&f| FlowId(f)).collect(),
+    let named: Vec<FlowId> = match explain.explain_slowest {
+        None => explain.explain_flows.iter().map(|&f| FlowId(f)).collect(),
         Some(_) => Vec::new(),
     };
     let mut outcome = simulate_to(config, prepared, staged.dir(), bar.as_ref(), &named)?;
