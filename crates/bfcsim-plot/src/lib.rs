@@ -8,7 +8,8 @@
 //!
 //! Ticks are chosen here, not by plotters: a logarithmic axis is drawn as a linear axis over log10 of the values
 //! with ticks at decades (and 2 and 5 times a decade when the axis spans less than two), which keeps one
-//! coordinate type for every combination of scales.
+//! coordinate type for every combination of scales; a sweep of a few values on a log x axis is ticked at its
+//! values instead.
 
 use std::sync::Once;
 
@@ -286,6 +287,23 @@ fn extent(axis: &Axis, values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo, hi)
 }
 
+/// Ticks at the lines' own x values (drawing coordinates) when they are a sweep of a few values on a log axis
+/// (BFC Fig. 7b's 0.25 to 4 times a threshold): read at those values, where decades and their 2 and 5 would
+/// leave the ends unlabelled. `None` otherwise.
+fn swept_ticks(axis: &Axis, lines: &[Line], lo: f64, hi: f64) -> Option<Vec<f64>> {
+    if !axis.log {
+        return None;
+    }
+    let mut xs: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().filter_map(|p| axis.to_coord(p.0)))
+        .filter(|t| *t >= lo - 1e-9 && *t <= hi + 1e-9)
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+    (2..=8).contains(&xs.len()).then_some(xs)
+}
+
 /// Tick positions (drawing coordinates) over `[lo, hi]`.
 fn ticks(axis: &Axis, lo: f64, hi: f64) -> Vec<f64> {
     if axis.log {
@@ -432,7 +450,8 @@ fn draw_lines<DB: DrawingBackend>(
     }
     let (x0, x1) = extent(&chart.x, xs.into_iter());
     let (y0, y1) = extent(&chart.y, ys.into_iter());
-    let (xt, yt) = (ticks(&chart.x, x0, x1), ticks(&chart.y, y0, y1));
+    let xt = swept_ticks(&chart.x, lines, x0, x1).unwrap_or_else(|| ticks(&chart.x, x0, x1));
+    let yt = ticks(&chart.y, y0, y1);
     let (width, _) = root.dim_in_pixel();
     let legend_font = (FAMILY, 15).into_font().color(&BLACK);
     let widest = lines
@@ -624,6 +643,28 @@ mod tests {
         assert_eq!(Unit::Plain.format(0.0), "0");
         assert_eq!(Unit::Plain.format(1234.0), "1234");
         assert_eq!(Unit::Plain.format(2.345), "2.35");
+    }
+
+    /// A sweep of five values on a log axis is ticked at them; a curve of many points keeps the decades.
+    #[test]
+    fn a_short_sweep_on_a_log_axis_is_ticked_at_its_values() {
+        let axis = Axis::log("threshold", Unit::Plain);
+        let line = |xs: &[f64]| Line {
+            name: "a".into(),
+            colour: [200, 0, 0],
+            points: xs.iter().map(|&x| (x, 1.0)).collect(),
+            dashed: false,
+            markers: true,
+        };
+        let sweep = [line(&[0.25, 0.5, 1.0, 2.0, 4.0])];
+        let (lo, hi) = (0.25f64.log10(), 4f64.log10());
+        let t = swept_ticks(&axis, &sweep, lo, hi).unwrap();
+        assert_eq!(t.len(), 5);
+        assert!((t[0] - lo).abs() < 1e-12 && (t[4] - hi).abs() < 1e-12);
+        let many: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(swept_ticks(&axis, &[line(&many)], 0.0, 20f64.log10()), None);
+        let linear = Axis::linear("load", Unit::Fraction);
+        assert_eq!(swept_ticks(&linear, &sweep, 0.25, 4.0), None);
     }
 
     #[test]
