@@ -39,7 +39,7 @@ pub struct HopRecord {
     pub flow: FlowId,
     /// Its byte offset.
     pub seq: u64,
-    /// Its payload and wire bytes.
+    /// Its payload bytes.
     pub payload: u32,
     /// Its bytes on the wire.
     pub size: u32,
