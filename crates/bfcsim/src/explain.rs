@@ -26,7 +26,7 @@ use bfcsim_core::{FlowId, NodeId, PortId, Time};
 use bfcsim_metrics::FlowRecord;
 use bfcsim_net::packet::PacketKind;
 use bfcsim_net::topology::{NodeKind, Topology};
-use bfcsim_sim::{HopRecord, Logged};
+use bfcsim_sim::{HopRecord, Logged, PausePairs};
 
 /// The breakdown of each explained flow, one row per part.
 pub const FILE: &str = "explain.csv";
@@ -232,22 +232,15 @@ struct Pauses(HashMap<(PortId, u32), Vec<(Time, Time)>>);
 impl Pauses {
     fn of(log: &[Logged]) -> Pauses {
         let mut spans: HashMap<(PortId, u32), Vec<(Time, Time)>> = HashMap::new();
-        for e in log {
-            if let Logged::Pause {
-                at,
-                port,
-                queue,
-                paused,
-            } = *e
-            {
-                let list = spans.entry((port, queue)).or_default();
-                let open = list.last().is_some_and(|&(_, to)| to == Time::MAX);
-                match (paused, open) {
-                    (true, false) => list.push((at, Time::MAX)),
-                    (false, true) => list.last_mut().unwrap().1 = at,
-                    _ => {}
-                }
-            }
+        let mut pairs = PausePairs::default();
+        for (port, queue, from, to) in log.iter().filter_map(|e| pairs.feed(e)) {
+            spans.entry((port, queue)).or_default().push((from, to));
+        }
+        for (port, queue, from) in pairs.still_paused() {
+            spans
+                .entry((port, queue))
+                .or_default()
+                .push((from, Time::MAX));
         }
         Pauses(spans)
     }

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use bfcsim_core::{PortId, Time};
 use bfcsim_metrics::{FlowRecord, TimeSeries};
-use bfcsim_sim::{Logged, Sim};
+use bfcsim_sim::{Logged, PausePairs, Sim};
 use serde_json::{Value, json};
 
 /// The file's name in a run's directory.
@@ -121,37 +121,26 @@ pub fn events(timeline: &Timeline, series: &TimeSeries, records: &[FlowRecord]) 
         }));
     }
     // Pauses: a slice from each PAUSE to its RESUME, on a track of the queue.
-    let mut open: BTreeMap<(u32, u32), Time> = BTreeMap::new();
+    let mut pauses = PausePairs::default();
     let mut threads: BTreeMap<(u64, u64), String> = BTreeMap::new();
     for e in &timeline.log {
-        match *e {
-            Logged::Pause {
-                at,
-                port,
-                queue,
-                paused,
-            } => {
-                if paused {
-                    open.entry((port.0, queue)).or_insert(at);
-                } else if let Some(from) = open.remove(&(port.0, queue)) {
-                    pause_slice(
-                        timeline,
-                        (&mut body, &mut threads),
-                        (port.0, queue),
-                        (from, at),
-                        true,
-                    );
-                }
-            }
-            Logged::Timeout { at, flow } => {
-                let pid = records
-                    .get(flow.idx())
-                    .map_or(NETWORK, |r| node_pid(r.src.0));
-                body.push(json!({
-                    "name": "timeout", "cat": "timeout", "ph": "i", "s": "t", "ts": us(at), "pid": pid,
-                    "tid": 0, "args": { "flow": flow.0 },
-                }));
-            }
+        if let Some((port, queue, from, to)) = pauses.feed(e) {
+            pause_slice(
+                timeline,
+                (&mut body, &mut threads),
+                (port.0, queue),
+                (from, to),
+                true,
+            );
+        }
+        if let Logged::Timeout { at, flow } = *e {
+            let pid = records
+                .get(flow.idx())
+                .map_or(NETWORK, |r| node_pid(r.src.0));
+            body.push(json!({
+                "name": "timeout", "cat": "timeout", "ph": "i", "s": "t", "ts": us(at), "pid": pid,
+                "tid": 0, "args": { "flow": flow.0 },
+            }));
         }
     }
     // Drops: an instant per port and sample interval that had any, at the sample that counted them.
@@ -168,11 +157,11 @@ pub fn events(timeline: &Timeline, series: &TimeSeries, records: &[FlowRecord]) 
             "pid": pid, "tid": tid, "args": { "count": count },
         }));
     }
-    for ((port, queue), from) in std::mem::take(&mut open) {
+    for (port, queue, from) in pauses.still_paused() {
         pause_slice(
             timeline,
             (&mut body, &mut threads),
-            (port, queue),
+            (port.0, queue),
             (from, timeline.end.max(from)),
             false,
         );

@@ -37,7 +37,7 @@ mod switch;
 mod wire;
 
 pub use explain::HopRecord;
-pub use log::Logged;
+pub use log::{Logged, PausePairs};
 pub(crate) use paths::node_work;
 pub(crate) use pause::find_cycle;
 
