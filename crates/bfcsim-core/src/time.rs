@@ -40,6 +40,11 @@ impl Time {
     pub const fn from_secs(n: u64) -> Time {
         Time(n * 1_000_000_000_000)
     }
+    /// Whether this is time zero (for `skip_serializing_if`).
+    pub const fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+
     /// Picoseconds.
     pub const fn ps(self) -> u64 {
         self.0

@@ -387,22 +387,32 @@ fn group_plan<'a>(
             hosts.ids.len()
         )));
     }
-    let senders: Vec<NodeId> = (0..hosts.ids.len())
-        .filter(|&h| {
-            h != to
-                && match g.from {
-                    Senders::Any => true,
-                    Senders::OtherRacks => hosts.racks[h] != hosts.racks[to],
-                    Senders::SameRack => hosts.racks[h] == hosts.racks[to],
-                }
-        })
-        .map(|h| hosts.ids[h])
-        .collect();
+    let senders: Vec<NodeId> = if g.senders.is_empty() {
+        (0..hosts.ids.len())
+            .filter(|&h| {
+                h != to
+                    && match g.from {
+                        Senders::Any => true,
+                        Senders::OtherRacks => hosts.racks[h] != hosts.racks[to],
+                        Senders::SameRack => hosts.racks[h] == hosts.racks[to],
+                    }
+            })
+            .map(|h| hosts.ids[h])
+            .collect()
+    } else {
+        listed_senders(g, hosts.ids).map_err(invalid)?
+    };
     if senders.is_empty() {
         return Err(invalid(format!(
             "no host is eligible to send with `from = \"{}\"`",
             g.from
         )));
+    }
+    if g.start_spread > Time::ZERO && g.count.is_none() {
+        return Err(invalid(
+            "`start_spread` spreads the starts of `count` flows; Poisson arrivals (`load`) are spread already"
+                .into(),
+        ));
     }
     let rate = match (g.count, g.load) {
         (Some(0), None) => return Err(invalid("`count` must be at least 1".into())),
@@ -440,6 +450,37 @@ fn group_plan<'a>(
     })
 }
 
+/// A group's `senders`: host indices, each a host other than the destination, listed once, and no `from`.
+fn listed_senders(g: &GroupSpec, ids: &[NodeId]) -> Result<Vec<NodeId>, String> {
+    if g.from != Senders::Any {
+        return Err(format!(
+            "give `from = \"{}\"` or `senders`, not both",
+            g.from
+        ));
+    }
+    let mut seen = vec![false; ids.len()];
+    g.senders
+        .iter()
+        .map(|&h| {
+            let h = h as usize;
+            if h >= ids.len() {
+                return Err(format!(
+                    "`senders` lists {h}, which is not a host index: there are {} hosts (0..{})",
+                    ids.len(),
+                    ids.len()
+                ));
+            }
+            if h == g.to as usize {
+                return Err(format!("`senders` lists {h}, the destination itself"));
+            }
+            if std::mem::replace(&mut seen[h], true) {
+                return Err(format!("`senders` lists {h} twice"));
+            }
+            Ok(ids[h])
+        })
+        .collect()
+}
+
 impl GroupPlan<'_> {
     /// Appends the group's flows, tagged `index`, while `room` allows.
     fn generate<R: rand::Rng + ?Sized>(
@@ -467,7 +508,13 @@ impl GroupPlan<'_> {
                 for k in (1..order.len()).rev() {
                     order.swap(k, rng.random_range(0..=k));
                 }
-                flows.extend((0..count as usize).map(|k| flow(order[k % order.len()], g.start)));
+                flows.extend((0..count as usize).map(|k| {
+                    let late = match g.start_spread.0 {
+                        0 => 0,
+                        spread => rng.random_range(0..spread),
+                    };
+                    flow(order[k % order.len()], g.start + Time(late))
+                }));
             }
             (None, Some(rate)) => {
                 let gaps = Arrivals::Poisson

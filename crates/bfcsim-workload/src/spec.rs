@@ -270,6 +270,10 @@ pub struct GroupSpec {
     /// Where the senders are.
     #[serde(default)]
     pub from: Senders,
+    /// Exactly these senders, by host index, instead of `from` (BFC §6.1, Fig. 8: each group of the testbed
+    /// sends from the hosts behind one switch).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub senders: Vec<u32>,
     /// This many flows, all starting at `start`; senders cycle through a shuffled list of the eligible hosts,
     /// so they are distinct while there are enough (exactly one of `count` and `load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -281,6 +285,10 @@ pub struct GroupSpec {
     /// When the group's flows start (`count`), or its arrivals begin (`load`).
     #[serde(default)]
     pub start: Time,
+    /// With `count`: each flow starts at a time drawn uniformly from [`start`, `start` + this), so that flows
+    /// "started together" by hand or by a traffic generator do not reach a switch at the same picosecond.
+    #[serde(default, skip_serializing_if = "Time::is_zero")]
+    pub start_spread: Time,
     /// Traffic class of the group's flows (default: the workload's `class`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<u8>,

@@ -45,6 +45,7 @@
 //! over = "BFC-128"                        # the claim is about series / over
 //! at = [0.9, 0.95]
 //! paper = [1.0, inf]                      # a range, or one number (± `tolerance`, relative, default 1/3)
+//! # across_seeds = "cv"                   # check the spread over seeds (standard deviation / mean), no `over`
 //! ```
 //!
 //! Metrics ([`Metric`]) name a number of a run's digest: `short.p99`, `long.avg`, `all.p95` (slowdowns of BFC
@@ -385,6 +386,21 @@ pub struct ClaimDef {
     /// Relative tolerance around one number (default 1/3).
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// What of the per-seed values is checked: their mean (default), or how much they vary from seed to seed.
+    #[serde(default)]
+    pub across_seeds: AcrossSeeds,
+}
+
+/// How a claim reads a series' values over its seeds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AcrossSeeds {
+    /// Their mean.
+    #[default]
+    Mean,
+    /// Their coefficient of variation: the standard deviation over the mean (BFC Fig. 8's whiskers, one
+    /// standard deviation over repeated runs, made relative). Needs two seeds or more and no `over`.
+    Cv,
 }
 
 /// A claimed value.
@@ -910,6 +926,12 @@ impl Figure {
                 if !def.series.iter().any(|s| &s.label == name) {
                     return Err(err(format!("claim `{}` names no series `{name}`", c.text)));
                 }
+            }
+            if c.across_seeds == AcrossSeeds::Cv && c.over.is_some() {
+                return Err(err(format!(
+                    "claim `{}`: `across_seeds = \"cv\"` checks one series' spread, so it takes no `over`",
+                    c.text
+                )));
             }
         }
         if def.axis.is_none() && def.plot.iter().any(|p| matches!(p, PlotDef::Metric { .. })) {

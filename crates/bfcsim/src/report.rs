@@ -12,7 +12,9 @@ use bfcsim_metrics::write_atomic;
 use bfcsim_plot::{Axis, Bar, Body, Chart, Line, Unit, render};
 
 use crate::digest::Digest;
-use crate::figure::{CdfOf, ClaimDef, Expect, Figure, Metric, PlannedRun, PlotDef, Stat};
+use crate::figure::{
+    AcrossSeeds, CdfOf, ClaimDef, Expect, Figure, Metric, PlannedRun, PlotDef, Stat,
+};
 use crate::provenance::{Build, REPORT_PROVENANCE, ReportProvenance, Scale};
 use crate::store::Made;
 
@@ -49,6 +51,23 @@ impl Results<'_> {
         let vs: Option<Vec<f64>> = ds.iter().map(|d| metric.of(d)).collect();
         vs.filter(|v| !v.is_empty())
             .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    /// The coefficient of variation over seeds of `metric` for series `s` at `x` (population standard
+    /// deviation over the mean); `None` unless at least two seeds measured it.
+    fn seed_cv(&self, metric: &Metric, s: usize, x: Option<f64>) -> Option<f64> {
+        let vs: Vec<f64> = self
+            .at(s, x)
+            .iter()
+            .map(|d| metric.of(d))
+            .collect::<Option<_>>()?;
+        if vs.len() < 2 {
+            return None;
+        }
+        let n = vs.len() as f64;
+        let mean = vs.iter().sum::<f64>() / n;
+        let var = vs.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+        Some(var.sqrt() / mean)
     }
 
     /// `metric` of series `s` over `metric` of series `o` at `x`, seed by seed (empty unless both measured it
@@ -165,10 +184,14 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
             if !here {
                 continue;
             }
-            let v = results.value(metric, s, x);
+            let cv = claim.across_seeds == AcrossSeeds::Cv;
             let q = match over {
-                None => v,
-                Some(o) => v.zip(results.value(metric, o, x)).map(|(a, b)| a / b),
+                None if cv => results.seed_cv(metric, s, x),
+                None => results.value(metric, s, x),
+                Some(o) => results
+                    .value(metric, s, x)
+                    .zip(results.value(metric, o, x))
+                    .map(|(a, b)| a / b),
             };
             let at = results.point_words(x);
             let at = if at.is_empty() {
@@ -199,6 +222,10 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
                             )
                         }
                         Some(_) => format!("{}×", Unit::Plain.format(q)),
+                        None if cv => format!(
+                            "{} (standard deviation over seeds / mean)",
+                            Unit::Fraction.format(q)
+                        ),
                         None => metric.unit().format(q),
                     };
                     ours.push(format!("{who} {text}{at}"));
@@ -290,7 +317,10 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
             let paper = expect_words(
                 &c.paper,
                 c.tolerance.unwrap_or(1.0 / 3.0),
-                metric.unit(),
+                match c.across_seeds {
+                    AcrossSeeds::Mean => metric.unit(),
+                    AcrossSeeds::Cv => Unit::Fraction,
+                },
                 c.over.is_some(),
             );
             let _ = writeln!(

@@ -378,3 +378,72 @@ fn the_list_names_every_figure_of_the_evaluation() {
         assert!(names.contains(&want), "{want} not in\n{}", run.stdout);
     }
 }
+
+/// Fig. 8's claims about the spread over runs (`across_seeds = "cv"`): the coefficient of variation over seeds
+/// of one series, in percent; and a definition that would divide such a spread by another series is refused.
+#[test]
+fn a_claim_can_check_the_spread_over_seeds() {
+    let dir = TempDir::new("reproduce-cv");
+    let out = dir.join("out");
+    let run = bfcsim(&[
+        "reproduce",
+        "bfc-fig8",
+        "--quick",
+        "--jobs",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert!(run.success(), "{}", run.stderr);
+    let report = std::fs::read_to_string(out.join("bfc-fig8-quick/report.md")).unwrap();
+    let line = report
+        .lines()
+        .find(|l| l.contains("With stochastic assignment the standard deviation"))
+        .unwrap();
+    // "Paper: ≥ 10%; ours: BFC + stochastic 27.2% (standard deviation over seeds / mean) at group 2 flows = 4, ..."
+    assert!(
+        line.contains("Paper: ≥ 10%; ours: BFC + stochastic "),
+        "{line}"
+    );
+    let cvs: Vec<f64> = line
+        .split("BFC + stochastic ")
+        .skip(1)
+        .map(|t| t.split('%').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(cvs.len(), 2, "{line}");
+    assert!(cvs.iter().all(|&c| (0.0..100.0).contains(&c)), "{line}");
+    assert!(line.contains("(standard deviation over seeds / mean) at group 2 flows = 20"));
+
+    // `over` with a spread is refused when the figure is read, naming the claim.
+    let figures = dir.join("figures");
+    std::fs::create_dir_all(&figures).unwrap();
+    let src = workspace_root().join("experiments/figures");
+    std::fs::copy(src.join("palette.toml"), figures.join("palette.toml")).unwrap();
+    let def = std::fs::read_to_string(src.join("bfc-fig8.toml"))
+        .unwrap()
+        .replace(
+            "experiment = \"../",
+            &format!("experiment = \"{}/", s(&src.join(".."))),
+        )
+        .replace(
+            "series = [\"BFC + stochastic\"]\nacross_seeds",
+            "series = [\"BFC + stochastic\"]\nover = \"BFC + dynamic\"\nacross_seeds",
+        );
+    std::fs::write(figures.join("bfc-fig8.toml"), def).unwrap();
+    let bad = bfcsim(&[
+        "reproduce",
+        "bfc-fig8",
+        "--quick",
+        "--figures",
+        s(&figures),
+        "--out",
+        s(&out),
+    ]);
+    assert!(!bad.success());
+    assert!(
+        bad.stderr
+            .contains("checks one series' spread, so it takes no `over`"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -376,9 +376,11 @@ fn group(name: &str, to: u32, from: Senders, count: Option<u32>, load: Option<f6
         size: Bytes(1000),
         to,
         from,
+        senders: Vec::new(),
         count,
         load,
         start: Time::ZERO,
+        start_spread: Time::ZERO,
         class: None,
     }
 }
@@ -393,7 +395,7 @@ fn clos_racks() -> (Vec<NodeId>, Vec<u32>, Vec<f64>) {
 }
 
 #[test]
-fn count_groups_cycle_through_distinct_senders() {
+fn count_groups_cycle_through_distinct_or_listed_senders() {
     let (ids, racks, bps) = clos_racks();
     let set = HostSet {
         ids: &ids,
@@ -418,6 +420,47 @@ fn count_groups_cycle_through_distinct_senders() {
     let first: BTreeSet<NodeId> = flows[..112].iter().map(|f| f.src).collect();
     assert_eq!(first.len(), 112);
     assert!(flows[112..].iter().zip(&flows).all(|(a, b)| a.src == b.src));
+
+    // Listed senders cycle the same way, in a shuffled order.
+    s.group.clear();
+    s.group.push(GroupSpec {
+        senders: vec![4, 5, 6, 7],
+        ..group("g2", 1, Senders::Any, Some(10), None)
+    });
+    let flows = generate(&s, None, &set, None, 3).unwrap();
+    let senders: Vec<u32> = flows.iter().map(|f| f.src.0).collect();
+    // Each of the four senders once in every round of four, the rounds in the same order.
+    let first: BTreeSet<u32> = senders[..4].iter().copied().collect();
+    assert_eq!(first, BTreeSet::from([4, 5, 6, 7]));
+    assert_eq!(senders[4..8], senders[..4]);
+    assert!(
+        flows
+            .iter()
+            .all(|f| f.dst == NodeId(1) && f.group == Some(0))
+    );
+    // Spread starts: each in [5 us, 15 us), not all equal; the senders stay as they were.
+    s.group[0].start = Time::from_us(5);
+    s.group[0].start_spread = Time::from_us(10);
+    let spread = generate(&s, None, &set, None, 3).unwrap();
+    assert!(
+        spread
+            .iter()
+            .all(|f| f.start >= Time::from_us(5) && f.start < Time::from_us(15))
+    );
+    assert!(spread.iter().any(|f| f.start != spread[0].start));
+    let mut a: Vec<u32> = spread.iter().map(|f| f.src.0).collect();
+    let mut b = senders.clone();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    s.group[0].count = None;
+    s.group[0].load = Some(0.1);
+    assert!(
+        generate(&s, None, &set, None, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("`start_spread` spreads the starts of `count` flows")
+    );
 }
 
 #[test]
@@ -519,6 +562,32 @@ fn groups_are_checked() {
     };
     s.group = vec![group("a", 0, Senders::OtherRacks, Some(1), None)];
     assert!(error(&s, &shared).contains("no host is eligible"));
+    let listed = |senders: Vec<u32>, from| GroupSpec {
+        senders,
+        ..group("a", 0, from, Some(1), None)
+    };
+    for (g, want) in [
+        (
+            listed(vec![4, 128], Senders::Any),
+            "`senders` lists 128, which is not a host index",
+        ),
+        (
+            listed(vec![0], Senders::Any),
+            "`senders` lists 0, the destination itself",
+        ),
+        (
+            listed(vec![4, 5, 4], Senders::Any),
+            "`senders` lists 4 twice",
+        ),
+        (
+            listed(vec![4], Senders::SameRack),
+            "give `from = \"same-rack\"` or `senders`, not both",
+        ),
+    ] {
+        s.group = vec![g];
+        let e = error(&s, &full);
+        assert!(e.contains(want) && e.contains("group 0"), "{e}");
+    }
     s.group = vec![GroupSpec {
         start: Time::from_ms(1),
         ..group("a", 0, Senders::Any, None, Some(0.1))

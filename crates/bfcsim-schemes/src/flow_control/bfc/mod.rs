@@ -34,10 +34,30 @@ pub enum Assignment {
     /// §3.3.1: an empty queue when the flow (its flow-table entry) has no packets in the switch and its sticky
     /// time has passed, a random queue when none is empty.
     Dynamic,
-    /// App. A.10 "BFC + stochastic": a fixed queue from the hash of the flow id, as stochastic fair queuing.
+    /// App. A.10 "BFC + stochastic": a fixed queue from the hash of the flow's 5-tuple, as stochastic fair
+    /// queuing ([`StochasticHash`]).
     Stochastic,
     /// §6.1 "BFC + single": every flow in one queue, like PFC.
     Single,
+}
+
+/// What stochastic assignment hashes (BFC App. A.10, §6.1's "BFC + stochastic").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StochasticHash {
+    /// The flow's 5-tuple hash alone: a flow takes the same queue index at every switch and in every run.
+    #[default]
+    Flow,
+    /// The 5-tuple hash mixed with each switch's own seed, drawn from the run's seed, as switches seed their
+    /// hashes: two flows that share a queue at one switch need not at the next, nor in a run with another
+    /// seed (§6.1: over repeated testbed runs, group 1 and 2 flows shared a queue in some and not in others).
+    Seeded,
+}
+
+impl StochasticHash {
+    fn is_flow(&self) -> bool {
+        *self == StochasticHash::Flow
+    }
 }
 
 /// Which pause threshold rule a switch applies.
@@ -58,6 +78,10 @@ pub enum ThresholdRule {
 pub struct BfcConfig {
     /// Queue assignment policy.
     pub assignment: Assignment,
+    /// The hash of stochastic assignment. (Left out of the written configuration at its default, so that the
+    /// keys of stored runs stay as they were.)
+    #[serde(skip_serializing_if = "StochasticHash::is_flow")]
+    pub stochastic_hash: StochasticHash,
     /// Pause threshold rule.
     pub threshold: ThresholdRule,
     /// Multiplier of the threshold (Fig. 7b varies Th; the artifact uses 1.5).
@@ -108,6 +132,7 @@ impl Default for BfcConfig {
     fn default() -> Self {
         BfcConfig {
             assignment: Assignment::Dynamic,
+            stochastic_hash: StochasticHash::Flow,
             threshold: ThresholdRule::Paper,
             threshold_factor: 1.0,
             pause_min_packets: None,

@@ -8,10 +8,11 @@
 
 use bfcsim_core::rng::Rng;
 use bfcsim_core::{Rate, Time};
+use bfcsim_net::routing::ecmp_hash;
 use rand::RngExt;
 
 use super::pause_counter::{PauseCounter, Signal};
-use super::{Assignment, BfcConfig, ThresholdRule};
+use super::{Assignment, BfcConfig, StochasticHash, ThresholdRule};
 use crate::flow_control::hop_pause::flow_table::{Entry, FlowTable, Slot};
 use crate::flow_control::hop_pause::{self, Arrival, Decision, EgressView, Memo};
 
@@ -171,6 +172,8 @@ pub struct BfcSwitch {
     // ---- the paths that need them
     counter: PauseCounter,
     rng: Rng,
+    /// The switch's hash seed for stochastic assignment ([`StochasticHash::Seeded`]).
+    salt: Option<u64>,
     factor: f64,
     hrtt: Time,
     /// Data queues per port: the largest N_active.
@@ -207,6 +210,12 @@ impl BfcSwitch {
                 sticky,
             )
         };
+        // Drawn only when used, so that every other configuration's random stream stays as it was.
+        let mut rng = rng;
+        let salt = match (cfg.assignment, cfg.stochastic_hash) {
+            (Assignment::Stochastic, StochasticHash::Seeded) => Some(rng.random()),
+            _ => None,
+        };
         BfcSwitch {
             assignment: cfg.assignment,
             pause_min_packets: cfg.pause_min_packets.unwrap_or(match cfg.threshold {
@@ -228,6 +237,7 @@ impl BfcSwitch {
             counter: PauseCounter::new(ports),
             upstream_span: vec![0; ports],
             rng,
+            salt,
             stats: BfcStats::default(),
         }
     }
@@ -380,7 +390,14 @@ impl BfcSwitch {
         let n = (end - start) as u64;
         match self.assignment {
             Assignment::Single => start,
-            Assignment::Stochastic => start + ((a.hash as u64 * n) >> 32) as u16,
+            Assignment::Stochastic => {
+                let hash = match self.salt {
+                    None => a.hash as u64,
+                    // With its own seed, as for ECMP.
+                    Some(salt) => ecmp_hash(a.hash as u64, salt) >> 32,
+                };
+                start + ((hash * n) >> 32) as u16
+            }
             Assignment::Dynamic => {
                 self.stats.assignments += 1;
                 // A random starting point spreads new flows over the empty queues, as Tofino2's rotating
@@ -771,6 +788,44 @@ mod tests {
         // Queue 3 is empty but reserved for incast: the new flow shares one of 0..3.
         let other = arrival(Time(0), 0x8000_0000, 5); // another flow-table entry than the incast flow's
         assert!(label.handle_enqueue(&other, &full).queue < 3);
+    }
+
+    #[test]
+    fn a_seeded_stochastic_hash_differs_between_switches() {
+        let eg = Egress::new(4);
+        let cfg = BfcConfig {
+            assignment: Assignment::Stochastic,
+            stochastic_hash: StochasticHash::Seeded,
+            ..BfcConfig::default()
+        };
+        let at = |seed: u64| -> Vec<u16> {
+            let mut s =
+                BfcSwitch::new(&cfg, 4, 4, Time::from_us(2), stream(seed, Stream::Other(0)));
+            (0..32u32)
+                .map(|f| {
+                    let hash = f.wrapping_mul(0x9e37_79b9);
+                    // A flow keeps its queue while it stays: ask twice.
+                    let q = s.handle_enqueue(&arrival(Time(0), hash, f), &eg).queue;
+                    assert_eq!(s.handle_enqueue(&arrival(Time(0), hash, f), &eg).queue, q);
+                    q
+                })
+                .collect()
+        };
+        let (a, b) = (at(1), at(2));
+        assert_eq!(a, at(1), "the same seed hashes alike");
+        assert_ne!(a, b, "another seed hashes the same flows to other queues");
+        assert!(a.iter().all(|&q| q < 4));
+        // Unseeded, the queue is the flow's hash alone, whatever the seed.
+        let flow = |seed: u64| {
+            let cfg = BfcConfig {
+                stochastic_hash: StochasticHash::Flow,
+                ..cfg.clone()
+            };
+            let mut s =
+                BfcSwitch::new(&cfg, 4, 4, Time::from_us(2), stream(seed, Stream::Other(0)));
+            s.handle_enqueue(&arrival(Time(0), 3 << 30, 1), &eg).queue
+        };
+        assert_eq!((flow(1), flow(2)), (3, 3));
     }
 
     #[test]
