@@ -554,24 +554,23 @@ fn draw_bars<DB: DrawingBackend>(
     chart: &Chart,
     bars: &[Bar],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let top = bars
-        .iter()
-        .map(|b| b.value)
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    let y1 = chart
-        .y
-        .max
-        .unwrap_or(if top > 0.0 { top * 1.12 } else { 1.0 });
-    let y0 = chart.y.min.unwrap_or(0.0);
-    let yt = ticks(
-        &Axis {
-            log: false,
-            ..chart.y.clone()
-        },
-        y0,
-        y1,
-    );
+    // Drawn in the axis's coordinates (log10 of the value on a log axis); a log axis starts a decade below the
+    // smallest bar, so that the smallest still shows as a bar.
+    let coords: Vec<Option<f64>> = bars.iter().map(|b| chart.y.to_coord(b.value)).collect();
+    let (y0, y1) = if chart.y.log {
+        let (lo, hi) = extent(&chart.y, bars.iter().map(|b| b.value));
+        (lo.floor(), hi + 0.05 * (hi - lo))
+    } else {
+        let top = coords.iter().flatten().copied().fold(0.0, f64::max);
+        (
+            chart.y.min.unwrap_or(0.0),
+            chart
+                .y
+                .max
+                .unwrap_or(if top > 0.0 { top * 1.12 } else { 1.0 }),
+        )
+    };
+    let yt = ticks(&chart.y, y0, y1);
     // A segmented range of u32 has a segment per value, both ends included.
     let n = bars.len().max(1) as u32 - 1;
     let mut c = frame(root, &chart.title)
@@ -586,37 +585,36 @@ fn draw_bars<DB: DrawingBackend>(
                 .map_or(String::new(), |b| b.name.clone()),
             _ => String::new(),
         })
-        .y_label_formatter(&|v| chart.y.unit.format(*v))
+        .y_label_formatter(&|v| tick_label(&chart.y, *v))
         .label_style((FAMILY, 15))
         .axis_desc_style((FAMILY, 17))
         .bold_line_style(RGBColor(225, 225, 225))
         .draw()?;
     c.draw_series(
         bars.iter()
+            .zip(&coords)
             .enumerate()
-            .filter(|(_, b)| b.value.is_finite())
-            .map(|(i, b)| {
+            .filter_map(|(i, (b, y))| {
                 let i = i as u32;
                 let mut r = Rectangle::new(
                     [
                         (SegmentValue::Exact(i), y0),
-                        (SegmentValue::Exact(i + 1), b.value),
+                        (SegmentValue::Exact(i + 1), (*y)?),
                     ],
                     colour(b.colour).filled(),
                 );
                 r.set_margin(0, 0, 12, 12);
-                r
+                Some(r)
             }),
     )?;
     let centred = (FAMILY, 14)
         .into_font()
         .color(&BLACK)
         .pos(Pos::new(HPos::Center, VPos::Bottom));
-    c.draw_series(bars.iter().enumerate().map(|(i, b)| {
-        let (label, top) = if b.value.is_finite() {
-            (chart.y.unit.format(b.value), b.value.max(y0))
-        } else {
-            ("n/a".to_string(), y0)
+    c.draw_series(bars.iter().zip(&coords).enumerate().map(|(i, (b, y))| {
+        let (label, top) = match y {
+            Some(y) => (chart.y.unit.format(b.value), y.max(y0)),
+            None => ("n/a".to_string(), y0),
         };
         Text::new(
             label,
@@ -727,5 +725,20 @@ mod tests {
             ..chart
         };
         assert!(render(&bars).unwrap().svg.contains("BFC"));
+        // On a log axis a 53 µs bar shows beside 30 ms ones: the axis starts a decade below it.
+        let bar = |name: &str, value| Bar {
+            name: name.into(),
+            colour: [0, 0, 200],
+            value,
+        };
+        let log = Chart {
+            body: Body::Bars(vec![bar("a", 53e3), bar("b", 30e6), bar("c", f64::NAN)]),
+            y: Axis::log("p99 FCT", Unit::Nanos),
+            ..bars
+        };
+        let svg = render(&log).unwrap().svg;
+        for label in ["10µs", "100µs", "10ms", "53µs", "30ms", "n/a"] {
+            assert!(svg.contains(label), "{label} missing: {svg}");
+        }
     }
 }

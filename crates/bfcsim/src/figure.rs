@@ -37,7 +37,7 @@
 //! [[plot]]
 //! kind = "metric"                         # slowdown | cdf | bars | metric | timeseries
 //! metric = "long.avg"
-//! # bars only: title = "average throughput of f1 (Gb/s)"   (instead of the metric's words)
+//! # bars only: title = "average throughput of f1 (Gb/s)"   (instead of the metric's words); log = true
 //! [[claim]]
 //! text = "BFC-128 has a lower short-flow tail than BFC-32 at loads >= 90%"
 //! metric = "short.p99"
@@ -327,6 +327,9 @@ pub enum PlotDef {
         /// The chart's title and value axis instead of the metric's words (e.g. the paper's name of a flow set).
         #[serde(default)]
         title: Option<String>,
+        /// Logarithmic value axis (bars whose values span decades).
+        #[serde(default)]
+        log: bool,
     },
     /// A metric against the axis, one line per series.
     Metric {

@@ -660,6 +660,7 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
         PlotDef::Bars {
             metric,
             title: named,
+            log,
         } => {
             let m = &fig.metrics[metric];
             let words = named.clone().unwrap_or_else(|| m.words());
@@ -678,7 +679,11 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     Chart {
                         title: title(words.clone(), x),
                         x: Axis::linear("", Unit::Plain),
-                        y: Axis::linear(words.clone(), m.unit()),
+                        y: if *log {
+                            Axis::log(words.clone(), m.unit())
+                        } else {
+                            Axis::linear(words.clone(), m.unit())
+                        },
                         body: Body::Bars(bars),
                         vline: None,
                     },
