@@ -73,6 +73,7 @@
 //! series = "queue.bytes"
 //! entity = "port:1/"                      # every entity starting with it (each queue of port 1)
 //! hline = [12500.0, "Th (2 active flows)"]  # a dashed reference line
+//! of = ["BFC"]                            # only these series (default: all)
 //! ```
 //!
 //! A `metric` plot with `over = "LABEL"` divides each series' value by that series' value at the same axis
@@ -357,6 +358,10 @@ pub enum PlotDef {
         /// A dashed horizontal line at this value (the pause threshold on a queue-length plot), with its label.
         #[serde(default)]
         hline: Option<(f64, String)>,
+        /// The figure's series drawn, by label (default: every series); a chart of each scheme apart, as
+        /// papers draw one panel per scheme.
+        #[serde(default)]
+        of: Vec<String>,
     },
 }
 
@@ -922,6 +927,15 @@ impl Figure {
                 return Err(err(format!(
                     "a metric plot is normalised to no series `{name}`"
                 )));
+            }
+        }
+        for p in &def.plot {
+            if let PlotDef::Timeseries { of, .. } = p
+                && let Some(name) = of
+                    .iter()
+                    .find(|name| !def.series.iter().any(|s| &s.label == *name))
+            {
+                return Err(err(format!("a timeseries plot draws no series `{name}`")));
             }
         }
         for c in &def.claim {

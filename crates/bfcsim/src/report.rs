@@ -755,13 +755,18 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
             entity,
             title: named,
             hline,
+            of,
         } => {
             let (words, unit) = crate::trace::words(name);
             let words = words.to_string();
             let words = named.clone().unwrap_or(words);
             for &x in &points {
                 let mut lines = Vec::new();
-                for s in results.series_at(x) {
+                let drawn_series = results
+                    .series_at(x)
+                    .into_iter()
+                    .filter(|&s| of.is_empty() || of.iter().any(|l| l == results.label(s)));
+                for s in drawn_series {
                     let Some(d) = results.at(s, x).first().copied() else {
                         continue;
                     };
@@ -798,10 +803,17 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                         markers: false,
                     });
                 }
+                let (stem, whose) = match of.is_empty() {
+                    true => (slug(name), String::new()),
+                    false => (
+                        format!("{}-{}", slug(name), slug(&of.join("-"))),
+                        format!(", {}", of.join(", ")),
+                    ),
+                };
                 out.push((
-                    format!("{}{}", slug(name), results.point_file(x)),
+                    format!("{stem}{}", results.point_file(x)),
                     Chart {
-                        title: title(format!("{words} over time"), x),
+                        title: title(format!("{words} over time{whose}"), x),
                         x: Axis::linear("time", Unit::Nanos),
                         y: Axis::linear(words.clone(), unit),
                         body: Body::Lines(lines),

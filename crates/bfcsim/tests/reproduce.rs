@@ -447,3 +447,63 @@ fn a_claim_can_check_the_spread_over_seeds() {
         bad.stderr
     );
 }
+
+/// A timeseries plot can draw one series of the figure (`of`), as PayDebt's Fig. 11 has a panel per scheme:
+/// one chart per `of`, named after it; a series the figure does not have is refused.
+#[test]
+fn a_timeseries_plot_can_draw_one_series() {
+    let dir = TempDir::new("reproduce-of");
+    let out = dir.join("out");
+    let run = bfcsim(&[
+        "reproduce",
+        "paydebt-fig11",
+        "--quick",
+        "--jobs",
+        "2",
+        "--out",
+        s(&out),
+    ]);
+    assert!(run.success(), "{}", run.stderr);
+    let fig = out.join("paydebt-fig11-quick");
+    for stem in [
+        "flow.throughput-PayDebt",
+        "flow.throughput-ExpressPass",
+        "queue.bytes-PayDebt",
+    ] {
+        assert!(fig.join(format!("{stem}.png")).exists(), "{stem} missing");
+    }
+    let csv = std::fs::read_to_string(fig.join("flow.throughput-PayDebt.csv")).unwrap();
+    assert!(
+        csv.contains("PayDebt 0") && !csv.contains("ExpressPass"),
+        "{csv}"
+    );
+
+    let figures = dir.join("figures");
+    std::fs::create_dir_all(&figures).unwrap();
+    let src = workspace_root().join("experiments/figures");
+    std::fs::copy(src.join("palette.toml"), figures.join("palette.toml")).unwrap();
+    let def = std::fs::read_to_string(src.join("paydebt-fig11.toml"))
+        .unwrap()
+        .replace(
+            "experiment = \"../",
+            &format!("experiment = \"{}/", s(&src.join(".."))),
+        )
+        .replacen("of = [\"ExpressPass\"]", "of = [\"Homa\"]", 1);
+    std::fs::write(figures.join("paydebt-fig11.toml"), def).unwrap();
+    let bad = bfcsim(&[
+        "reproduce",
+        "paydebt-fig11",
+        "--quick",
+        "--figures",
+        s(&figures),
+        "--out",
+        s(&out),
+    ]);
+    assert!(!bad.success());
+    assert!(
+        bad.stderr
+            .contains("a timeseries plot draws no series `Homa`"),
+        "{}",
+        bad.stderr
+    );
+}
