@@ -415,36 +415,16 @@ fn a_claim_can_check_the_spread_over_seeds() {
     assert!(line.contains("(standard deviation over seeds / mean) at group 2 flows = 20"));
 
     // `over` with a spread is refused when the figure is read, naming the claim.
-    let figures = dir.join("figures");
-    std::fs::create_dir_all(&figures).unwrap();
-    let src = workspace_root().join("experiments/figures");
-    std::fs::copy(src.join("palette.toml"), figures.join("palette.toml")).unwrap();
-    let def = std::fs::read_to_string(src.join("bfc-fig8.toml"))
-        .unwrap()
-        .replace(
-            "experiment = \"../",
-            &format!("experiment = \"{}/", s(&src.join(".."))),
-        )
-        .replace(
-            "series = [\"BFC + stochastic\"]\nacross_seeds",
-            "series = [\"BFC + stochastic\"]\nover = \"BFC + dynamic\"\nacross_seeds",
-        );
-    std::fs::write(figures.join("bfc-fig8.toml"), def).unwrap();
-    let bad = bfcsim(&[
-        "reproduce",
+    refused(
+        &dir,
         "bfc-fig8",
-        "--quick",
-        "--figures",
-        s(&figures),
-        "--out",
-        s(&out),
-    ]);
-    assert!(!bad.success());
-    assert!(
-        bad.stderr
-            .contains("checks one series' spread, so it takes no `over`"),
-        "{}",
-        bad.stderr
+        |def| {
+            def.replace(
+                "series = [\"BFC + stochastic\"]\nacross_seeds",
+                "series = [\"BFC + stochastic\"]\nover = \"BFC + dynamic\"\nacross_seeds",
+            )
+        },
+        "checks one series' spread, so it takes no `over`",
     );
 }
 
@@ -478,21 +458,32 @@ fn a_timeseries_plot_can_draw_one_series() {
         "{csv}"
     );
 
+    refused(
+        &dir,
+        "paydebt-fig11",
+        |def| def.replacen("of = [\"ExpressPass\"]", "of = [\"Homa\"]", 1),
+        "a timeseries plot draws no series `Homa`",
+    );
+}
+
+/// `bfcsim reproduce NAME --quick` with NAME's definition edited by `edit` (in a directory of its own) fails with
+/// an error containing `want`.
+fn refused(dir: &TempDir, name: &str, edit: impl Fn(String) -> String, want: &str) {
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures).unwrap();
     let src = workspace_root().join("experiments/figures");
     std::fs::copy(src.join("palette.toml"), figures.join("palette.toml")).unwrap();
-    let def = std::fs::read_to_string(src.join("paydebt-fig11.toml"))
+    let def = std::fs::read_to_string(src.join(format!("{name}.toml")))
         .unwrap()
         .replace(
             "experiment = \"../",
             &format!("experiment = \"{}/", s(&src.join(".."))),
-        )
-        .replacen("of = [\"ExpressPass\"]", "of = [\"Homa\"]", 1);
-    std::fs::write(figures.join("paydebt-fig11.toml"), def).unwrap();
+        );
+    std::fs::write(figures.join(format!("{name}.toml")), edit(def)).unwrap();
+    let out = dir.join("refused");
     let bad = bfcsim(&[
         "reproduce",
-        "paydebt-fig11",
+        name,
         "--quick",
         "--figures",
         s(&figures),
@@ -500,10 +491,5 @@ fn a_timeseries_plot_can_draw_one_series() {
         s(&out),
     ]);
     assert!(!bad.success());
-    assert!(
-        bad.stderr
-            .contains("a timeseries plot draws no series `Homa`"),
-        "{}",
-        bad.stderr
-    );
+    assert!(bad.stderr.contains(want), "{}", bad.stderr);
 }
