@@ -591,7 +591,7 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 ),
             };
             let y_axis = Axis::linear("fraction of samples", Unit::Fraction).range(0.0, 1.0);
-            let mark = vline.map(|v| (v, format!(" {}", Unit::Plain.format(v))));
+            let mark = vline.map(|v| (v, format!(" {}", x_axis.unit.format(v))));
             let stem = match of {
                 CdfOf::Buffer => "buffer-cdf",
                 CdfOf::Active => "active-cdf",
