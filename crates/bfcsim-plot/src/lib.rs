@@ -554,8 +554,9 @@ fn draw_bars<DB: DrawingBackend>(
     chart: &Chart,
     bars: &[Bar],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    // Drawn in the axis's coordinates (log10 of the value on a log axis); a log axis starts a decade below the
-    // smallest bar, so that the smallest still shows as a bar.
+    // Drawn in the axis's coordinates (log10 of the value on a log axis); a log axis starts at the power of ten at
+    // or below the smallest bar (less 5% of the span), so that the smallest still shows as a bar. A bar of zero or
+    // less has no place on it and reads n/a.
     let coords: Vec<Option<f64>> = bars.iter().map(|b| chart.y.to_coord(b.value)).collect();
     let (y0, y1) = if chart.y.log {
         let (lo, hi) = extent(&chart.y, bars.iter().map(|b| b.value));

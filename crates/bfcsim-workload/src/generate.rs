@@ -408,12 +408,6 @@ fn group_plan<'a>(
             g.from
         )));
     }
-    if g.start_spread > Time::ZERO && g.count.is_none() {
-        return Err(invalid(
-            "`start_spread` spreads the starts of `count` flows; Poisson arrivals (`load`) are spread already"
-                .into(),
-        ));
-    }
     let rate = match (g.count, g.load) {
         (Some(0), None) => return Err(invalid("`count` must be at least 1".into())),
         (Some(_), None) => None,
@@ -442,6 +436,12 @@ fn group_plan<'a>(
         }
         _ => return Err(invalid("give exactly one of `count` and `load`".into())),
     };
+    if g.start_spread > Time::ZERO && g.count.is_none() {
+        return Err(invalid(
+            "`start_spread` spreads the starts of `count` flows; Poisson arrivals (`load`) are spread already"
+                .into(),
+        ));
+    }
     Ok(GroupPlan {
         spec: g,
         dst: hosts.ids[to],

@@ -27,8 +27,10 @@
 //! size = "1KB"
 //! to = 0                    # the destination, an index into the topology's hosts
 //! from = "other-racks"      # senders: "any" (default), "other-racks" or "same-rack" (relative to `to`)
+//! # senders = [4, 5]        # ... or exactly these hosts, instead of `from`
 //! load = 0.03               # Poisson arrivals offering 3% of the destination's host link ...
 //! # count = 64              # ... or that many flows, all starting at `start` (default 0)
+//! # start_spread = "1us"    # ... each within this of `start` (count only; default 0)
 //! [[workload.long_lived]]   # a flow active for the whole run, whose throughput the summary reports
 //! src = 0                   # host indices
 //! dst = 3
@@ -255,8 +257,8 @@ impl std::fmt::Display for Senders {
 }
 
 /// A named group of flows of one fixed size to one destination (`[[workload.group]]`), reported apart in
-/// `fct.csv` and the summary. Either `count` flows that all start at `start` (BFC App. A.1, Fig. 15: long-running
-/// flows to one receiver), or Poisson arrivals from `start` to the workload's `duration` that offer `load` of the
+/// `fct.csv` and the summary. Either `count` flows that all start at `start`, or within `start_spread` of it (BFC
+/// App. A.1, Fig. 15: long-running flows to one receiver; §6.1, Fig. 8), or Poisson arrivals from `start` to the workload's `duration` that offer `load` of the
 /// destination's host link in payload bytes (Fig. 15's mice: 1 KB flows at 3% of the link).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -274,7 +276,7 @@ pub struct GroupSpec {
     /// sends from the hosts behind one switch).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub senders: Vec<u32>,
-    /// This many flows, all starting at `start`; senders cycle through a shuffled list of the eligible hosts,
+    /// This many flows, all starting at `start` (or within `start_spread` of it); senders cycle through a shuffled list of the eligible hosts,
     /// so they are distinct while there are enough (exactly one of `count` and `load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
@@ -600,6 +602,20 @@ mod tests {
         );
         let text = toml::to_string(&w).unwrap();
         assert_eq!(toml::from_str::<WorkloadSpec>(&text).unwrap(), w);
+        // Unset, the listed senders and the start spread are not written, so stored runs keep their keys.
+        assert!(
+            !text.contains("senders") && !text.contains("start_spread"),
+            "{text}"
+        );
+        let mut listed = w.clone();
+        listed.group[0].senders = vec![4, 5];
+        listed.group[0].start_spread = Time::from_us(1);
+        let text = toml::to_string(&listed).unwrap();
+        assert!(
+            text.contains("senders = [4, 5]") && text.contains("start_spread"),
+            "{text}"
+        );
+        assert_eq!(toml::from_str::<WorkloadSpec>(&text).unwrap(), listed);
         let e = toml::from_str::<WorkloadSpec>(
             "duration = \"1ms\"\n[[group]]\nname = \"x\"\nsize = \"1KB\"\nto = 0\nfrom = \"elsewhere\"",
         )

@@ -935,7 +935,9 @@ impl Figure {
                     .iter()
                     .find(|name| !def.series.iter().any(|s| &s.label == *name))
             {
-                return Err(err(format!("a timeseries plot draws no series `{name}`")));
+                return Err(err(format!(
+                    "a timeseries plot's `of` names `{name}`, which is not a series of this figure"
+                )));
             }
         }
         for c in &def.claim {
@@ -947,6 +949,13 @@ impl Figure {
             if c.across_seeds == AcrossSeeds::Cv && c.over.is_some() {
                 return Err(err(format!(
                     "claim `{}`: `across_seeds = \"cv\"` checks one series' spread, so it takes no `over`",
+                    c.text
+                )));
+            }
+            let seeds = def.paper_scale.seeds.as_ref().unwrap_or(&def.seeds);
+            if c.across_seeds == AcrossSeeds::Cv && seeds.len() < 2 {
+                return Err(err(format!(
+                    "claim `{}`: `across_seeds = \"cv\"` needs two seeds or more at paper scale, not {seeds:?}",
                     c.text
                 )));
             }

@@ -53,21 +53,15 @@ impl Results<'_> {
             .map(|v| v.iter().sum::<f64>() / v.len() as f64)
     }
 
-    /// The coefficient of variation over seeds of `metric` for series `s` at `x` (population standard
-    /// deviation over the mean); `None` unless at least two seeds measured it.
+    /// The coefficient of variation over seeds of `metric` for series `s` at `x` ([`cv`]); `None` unless at
+    /// least two seeds measured it.
     fn seed_cv(&self, metric: &Metric, s: usize, x: Option<f64>) -> Option<f64> {
         let vs: Vec<f64> = self
             .at(s, x)
             .iter()
             .map(|d| metric.of(d))
             .collect::<Option<_>>()?;
-        if vs.len() < 2 {
-            return None;
-        }
-        let n = vs.len() as f64;
-        let mean = vs.iter().sum::<f64>() / n;
-        let var = vs.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-        Some(var.sqrt() / mean)
+        cv(&vs)
     }
 
     /// `metric` of series `s` over `metric` of series `o` at `x`, seed by seed (empty unless both measured it
@@ -119,6 +113,18 @@ impl Results<'_> {
             _ => String::new(),
         }
     }
+}
+
+/// The coefficient of variation of `values`: their population standard deviation (over n, the runs being all
+/// there are, not a sample of more) over their mean; `None` for fewer than two.
+fn cv(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    Some(var.sqrt() / mean)
 }
 
 /// `text` with every character that is not alphanumeric, `.` or `-` replaced by `-`.
@@ -223,7 +229,7 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
                         }
                         Some(_) => format!("{}×", Unit::Plain.format(q)),
                         None if cv => format!(
-                            "{} (standard deviation over seeds / mean)",
+                            "{} (population standard deviation over seeds / mean)",
                             Unit::Fraction.format(q)
                         ),
                         None => metric.unit().format(q),
@@ -859,6 +865,15 @@ fn shade(c: [u8; 3], k: usize, n: usize) -> [u8; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_spread_over_seeds_is_the_population_cv() {
+        // Mean 2.5, population standard deviation sqrt(1.25).
+        let v = super::cv(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert!((v - 1.25f64.sqrt() / 2.5).abs() < 1e-12, "{v}");
+        assert_eq!(super::cv(&[7.0, 7.0, 7.0]), Some(0.0));
+        assert_eq!(super::cv(&[7.0]), None);
+    }
 
     #[test]
     fn claimed_values_read_as_the_paper_writes_them() {

@@ -412,7 +412,9 @@ fn a_claim_can_check_the_spread_over_seeds() {
         .collect();
     assert_eq!(cvs.len(), 2, "{line}");
     assert!(cvs.iter().all(|&c| (0.0..100.0).contains(&c)), "{line}");
-    assert!(line.contains("(standard deviation over seeds / mean) at group 2 flows = 20"));
+    assert!(
+        line.contains("(population standard deviation over seeds / mean) at group 2 flows = 20")
+    );
 
     // `over` with a spread is refused when the figure is read, naming the claim.
     refused(
@@ -462,7 +464,7 @@ fn a_timeseries_plot_can_draw_one_series() {
         &dir,
         "paydebt-fig11",
         |def| def.replacen("of = [\"ExpressPass\"]", "of = [\"Homa\"]", 1),
-        "a timeseries plot draws no series `Homa`",
+        "a timeseries plot's `of` names `Homa`, which is not a series of this figure",
     );
 }
 

@@ -170,6 +170,15 @@ impl BfcConfig {
         if self.flow_table_per_queue == 0 {
             return Err("flow_control.flow_table_per_queue must be at least 1".into());
         }
+        if self.stochastic_hash == StochasticHash::Seeded
+            && self.assignment != Assignment::Stochastic
+        {
+            return Err(
+                "flow_control.stochastic_hash = \"seeded\" is the hash of stochastic assignment: it needs \
+                 flow_control.assignment = \"stochastic\""
+                    .into(),
+            );
+        }
         if !(self.sampling > 0.0 && self.sampling <= 1.0) {
             return Err(format!(
                 "flow_control.sampling = {} must be in (0, 1]",

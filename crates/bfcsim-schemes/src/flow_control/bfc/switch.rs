@@ -815,6 +815,23 @@ mod tests {
         assert_eq!(a, at(1), "the same seed hashes alike");
         assert_ne!(a, b, "another seed hashes the same flows to other queues");
         assert!(a.iter().all(|&q| q < 4));
+        // Seeded without stochastic assignment is refused; unset, the hash is not written (stored runs keep their
+        // keys).
+        let mut dynamic = cfg.clone();
+        dynamic.assignment = Assignment::Dynamic;
+        assert!(
+            dynamic
+                .validate()
+                .unwrap_err()
+                .contains("needs flow_control.assignment")
+        );
+        let text = toml::to_string(&BfcConfig::default()).unwrap();
+        assert!(!text.contains("stochastic_hash"), "{text}");
+        assert!(
+            toml::to_string(&cfg)
+                .unwrap()
+                .contains("stochastic_hash = \"seeded\"")
+        );
         // Unseeded, the queue is the flow's hash alone, whatever the seed.
         let flow = |seed: u64| {
             let cfg = BfcConfig {
