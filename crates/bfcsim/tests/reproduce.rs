@@ -27,17 +27,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn a_quick_figure_writes_its_report_charts_and_claims() {
     let dir = TempDir::new("reproduce");
     let out = dir.join("out");
-    let run = bfcsim(&[
-        "reproduce",
-        FIGURE,
-        "--quick",
-        "--jobs",
-        "2",
-        "--out",
-        s(&out),
-    ]);
-    assert!(run.success(), "{}", run.stderr);
-    let fig = out.join(format!("{FIGURE}-quick"));
+    let fig = quick(&out, FIGURE);
     let report = std::fs::read_to_string(fig.join("report.md")).unwrap();
     // The setup, what is missing, and one verdict line per claim of the definition.
     assert!(report.contains("ExpressPass"), "{report}");
@@ -385,17 +375,7 @@ fn the_list_names_every_figure_of_the_evaluation() {
 fn a_claim_can_check_the_spread_over_seeds() {
     let dir = TempDir::new("reproduce-cv");
     let out = dir.join("out");
-    let run = bfcsim(&[
-        "reproduce",
-        "bfc-fig8",
-        "--quick",
-        "--jobs",
-        "2",
-        "--out",
-        s(&out),
-    ]);
-    assert!(run.success(), "{}", run.stderr);
-    let report = std::fs::read_to_string(out.join("bfc-fig8-quick/report.md")).unwrap();
+    let report = std::fs::read_to_string(quick(&out, "bfc-fig8").join("report.md")).unwrap();
     let line = report
         .lines()
         .find(|l| l.contains("With stochastic assignment the standard deviation"))
@@ -436,17 +416,7 @@ fn a_claim_can_check_the_spread_over_seeds() {
 fn a_timeseries_plot_can_draw_one_series() {
     let dir = TempDir::new("reproduce-of");
     let out = dir.join("out");
-    let run = bfcsim(&[
-        "reproduce",
-        "paydebt-fig11",
-        "--quick",
-        "--jobs",
-        "2",
-        "--out",
-        s(&out),
-    ]);
-    assert!(run.success(), "{}", run.stderr);
-    let fig = out.join("paydebt-fig11-quick");
+    let fig = quick(&out, "paydebt-fig11");
     for stem in [
         "flow.throughput-PayDebt",
         "flow.throughput-ExpressPass",
@@ -494,4 +464,11 @@ fn refused(dir: &TempDir, name: &str, edit: impl Fn(String) -> String, want: &st
     ]);
     assert!(!bad.success());
     assert!(bad.stderr.contains(want), "{}", bad.stderr);
+}
+
+/// `bfcsim reproduce NAME --quick --jobs 2 --out OUT`, which must succeed; the report's directory.
+fn quick(out: &Path, name: &str) -> std::path::PathBuf {
+    let run = bfcsim(&["reproduce", name, "--quick", "--jobs", "2", "--out", s(out)]);
+    assert!(run.success(), "{}", run.stderr);
+    out.join(format!("{name}-quick"))
 }
