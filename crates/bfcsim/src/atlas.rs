@@ -17,6 +17,11 @@ pub fn core_time(seconds: f64) -> String {
     }
 }
 
+/// A report's count of claims that agree in direction only, `?` if it predates that verdict.
+fn direction_words(n: Option<usize>) -> String {
+    n.map_or("?".into(), |n| n.to_string())
+}
+
 /// The state of `state` in words, and whether it is current.
 fn words(state: &ReportState) -> (String, bool) {
     match state {
@@ -33,11 +38,13 @@ fn words(state: &ReportState) -> (String, bool) {
         } => {
             let commits: Vec<&str> = p.run_commits.keys().map(String::as_str).collect();
             let line = format!(
-                "{} scale, {} runs, seeds {:?}; {} agree, {} disagree, {} not measured; runs by {}, {}; {}",
+                "{} scale, {} runs, seeds {:?}; {} agree, {} in direction only, {} disagree, {} not measured; runs \
+                 by {}, {}; {}",
                 p.scale,
                 p.runs,
                 p.seeds,
                 p.agree,
+                direction_words(p.direction_only),
                 p.disagree,
                 p.not_measured,
                 commits.join(" "),
@@ -85,18 +92,20 @@ pub fn write_index(all: &[Figure], reports: &Path) -> Result<PathBuf, String> {
          definition is unchanged since it was made and its runs have this build's behaviour fingerprint \
          (`bfcsim reproduce --status` checks both against the binary at hand). Where a claim disagrees, \
          `docs/FIDELITY.md` gives the reason we know, or says that it is not known yet.\n\n\
-         | figure | paper | what it shows | scale | agree | disagree | not measured | report |\n\
-         |---|---|---|---|---|---|---|---|\n",
+         A claim *agrees in direction only* when our ratio is on the paper's side of 1 but outside its \
+         numbers (`?`: a report written before that verdict, which counted them among its disagreements).\n\n\
+         | figure | paper | what it shows | scale | agree | in direction only | disagree | not measured | report |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
     );
-    let (mut made, mut agree, mut disagree) = (0, 0, 0);
+    let (mut made, mut agree, mut direction, mut disagree) = (0, 0, 0, 0);
     for f in all {
         let d = &f.def;
         let paper = d.paper.split(" (").next().unwrap_or(&d.paper);
         let row = match report_state(f, reports)? {
-            ReportState::Missing => "not yet run | | | | ".to_string(),
+            ReportState::Missing => "not yet run | | | | | ".to_string(),
             ReportState::Unrecorded { scale } => {
                 format!(
-                    "{scale}, before provenance | ? | ? | ? | [report]({}/report.md)",
+                    "{scale}, before provenance | ? | ? | ? | ? | [report]({}/report.md)",
                     scale.report_dir(&d.name)
                 )
             }
@@ -106,6 +115,7 @@ pub fn write_index(all: &[Figure], reports: &Path) -> Result<PathBuf, String> {
             } => {
                 made += 1;
                 agree += p.agree;
+                direction += p.direction_only.unwrap_or(0);
                 disagree += p.disagree;
                 let dir = p.scale.report_dir(&d.name);
                 let chart = p
@@ -113,7 +123,7 @@ pub fn write_index(all: &[Figure], reports: &Path) -> Result<PathBuf, String> {
                     .as_ref()
                     .map_or(String::new(), |c| format!(", [chart]({dir}/{c})"));
                 format!(
-                    "{}{} ({} runs, seeds {:?}) | {} | {} | {} | [report]({dir}/report.md){chart}",
+                    "{}{} ({} runs, seeds {:?}) | {} | {} | {} | {} | [report]({dir}/report.md){chart}",
                     p.scale,
                     if stale.is_empty() {
                         ""
@@ -123,6 +133,7 @@ pub fn write_index(all: &[Figure], reports: &Path) -> Result<PathBuf, String> {
                     p.runs,
                     p.seeds,
                     p.agree,
+                    direction_words(p.direction_only),
                     p.disagree,
                     p.not_measured
                 )
@@ -136,7 +147,8 @@ pub fn write_index(all: &[Figure], reports: &Path) -> Result<PathBuf, String> {
     }
     let _ = writeln!(
         md,
-        "\n{made} of {} figures have a report with its provenance: {agree} claims agree, {disagree} disagree.",
+        "\n{made} of {} figures have a report with its provenance: {agree} claims agree, {direction} agree in \
+         direction only, {disagree} disagree.",
         all.len()
     );
     let path = reports.join("README.md");

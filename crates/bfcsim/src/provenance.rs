@@ -164,6 +164,10 @@ pub struct ReportProvenance {
     pub core_seconds: f64,
     /// The claims our runs agree with.
     pub agree: usize,
+    /// The claims whose direction our runs agree with but not their size (`None`: a report written before
+    /// verdicts counted these apart, among its disagreements).
+    #[serde(default)]
+    pub direction_only: Option<usize>,
     /// The claims our runs disagree with.
     pub disagree: usize,
     /// The claims not measured at this scale.
@@ -258,6 +262,13 @@ pub fn report_state(
                 "definition changed ({} → {definition})",
                 provenance.definition
             ));
+        }
+        if provenance.direction_only.is_none() {
+            stale.push(
+                "its verdicts predate \"agrees in direction only\" (counted among its disagreements): \
+                 build it again from its runs (`--collect`) or run it again"
+                    .into(),
+            );
         }
         if provenance.written_by.behaviour != behaviour() {
             stale.push(format!(

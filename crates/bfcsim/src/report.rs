@@ -19,6 +19,7 @@ use crate::provenance::{Build, REPORT_PROVENANCE, ReportProvenance, Scale};
 use crate::store::Made;
 
 /// The runs of a figure with their digests.
+#[derive(Clone)]
 pub struct Results<'a> {
     /// The figure.
     pub figure: &'a Figure,
@@ -32,6 +33,9 @@ pub struct Results<'a> {
     pub made: &'a [Made],
     /// The digest of the figure's definition at this scale.
     pub definition: String,
+    /// Which of the runs this reads: the scale's own (`false`), or those of its half-scale check
+    /// ([`crate::figure::Scale::half`]).
+    pub half: bool,
 }
 
 impl Results<'_> {
@@ -40,7 +44,7 @@ impl Results<'_> {
         self.runs
             .iter()
             .zip(self.digests)
-            .filter(|(r, _)| r.series == s && r.x == x)
+            .filter(|(r, _)| r.series == s && r.x == x && r.half == self.half)
             .map(|(_, d)| d)
             .collect()
     }
@@ -71,7 +75,7 @@ impl Results<'_> {
             self.runs
                 .iter()
                 .zip(self.digests)
-                .filter(|(r, _)| r.series == series && r.x == x)
+                .filter(|(r, _)| r.series == series && r.x == x && r.half == self.half)
                 .map(|(r, d)| metric.of(d).map(|v| (r.seed, v)))
                 .collect()
         };
@@ -144,9 +148,45 @@ fn slug(text: &str) -> String {
 pub struct Verdict {
     /// Every number we measured for the claim, in words (`DCQCN/BFC 12.1× at load 60%`).
     pub ours: Vec<String>,
-    /// `Some(true)` if all are within what the paper says, `Some(false)` if one is not, `None` if we did not
-    /// measure some.
-    pub agrees: Option<bool>,
+    /// How they compare with the paper's.
+    pub agreement: Agreement,
+}
+
+/// How our numbers for a claim compare with the paper's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agreement {
+    /// All are within what the paper says.
+    Agrees,
+    /// Some are not, but every one is a ratio on the paper's side of 1 (the paper has BFC 1.6-5× better, ours
+    /// is 1.2× or 10× better): the paper's direction holds, its size does not.
+    Direction,
+    /// Some are outside what the paper says, and not all on its side of 1.
+    Disagrees,
+    /// We did not measure some.
+    NotMeasured,
+}
+
+impl Agreement {
+    /// The verdict as a report writes it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Agreement::Agrees => "agree",
+            Agreement::Direction => "agrees in direction only",
+            Agreement::Disagrees => "disagree",
+            Agreement::NotMeasured => "not measured",
+        }
+    }
+}
+
+/// The side of 1 a claimed ratio is on (`Some(true)` above, `Some(false)` below), `None` if the claim allows
+/// both (a range across 1, or 1 itself).
+fn side_of_one(e: &Expect) -> Option<bool> {
+    match *e {
+        Expect::Range([lo, _]) if lo >= 1.0 => Some(true),
+        Expect::Range([_, hi]) if hi <= 1.0 => Some(false),
+        Expect::Value(v) if v != 1.0 => Some(v > 1.0),
+        _ => None,
+    }
 }
 
 /// The paper's claimed value in words.
@@ -179,7 +219,7 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
         None => fig.points(results.quick),
     };
     let mut ours = Vec::new();
-    let mut agrees = Some(true);
+    let mut values = Vec::new();
     for name in &claim.series {
         let s = fig
             .series_index(name)
@@ -212,9 +252,10 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
             match q.filter(|q| q.is_finite()) {
                 None => {
                     ours.push(format!("{who}{at}: not measured"));
-                    agrees = None;
+                    values.push(None);
                 }
                 Some(q) => {
+                    values.push(Some(q));
                     let spread = over.map_or(Vec::new(), |o| results.seed_ratios(metric, s, o, x));
                     let text = match over {
                         Some(_) if spread.len() > 1 => {
@@ -235,21 +276,34 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
                         None => metric.unit().format(q),
                     };
                     ours.push(format!("{who} {text}{at}"));
-                    let within = match claim.paper {
-                        Expect::Range([lo, hi]) => q >= lo && q <= hi,
-                        Expect::Value(v) => (q - v).abs() <= tolerance * v.abs(),
-                    };
-                    if !within && agrees.is_some() {
-                        agrees = Some(false);
-                    }
                 }
             }
         }
     }
-    if ours.is_empty() {
-        agrees = None;
+    let agreement = judge(&values, &claim.paper, tolerance, over.is_some());
+    Verdict { ours, agreement }
+}
+
+/// The verdict on our `values` (`None`: not measured) against the paper's `expect`: a ratio (`ratio`) outside it
+/// but on its side of 1 agrees in direction only.
+fn judge(values: &[Option<f64>], expect: &Expect, tolerance: f64, ratio: bool) -> Agreement {
+    let Some(values) = values.iter().copied().collect::<Option<Vec<f64>>>() else {
+        return Agreement::NotMeasured;
+    };
+    let within = |q: f64| match *expect {
+        Expect::Range([lo, hi]) => q >= lo && q <= hi,
+        Expect::Value(v) => (q - v).abs() <= tolerance * v.abs(),
+    };
+    let side = ratio.then(|| side_of_one(expect)).flatten();
+    if values.is_empty() {
+        Agreement::NotMeasured
+    } else if values.iter().all(|&q| within(q)) {
+        Agreement::Agrees
+    } else if side.is_some_and(|above| values.iter().all(|&q| q != 1.0 && (q > 1.0) == above)) {
+        Agreement::Direction
+    } else {
+        Agreement::Disagrees
     }
-    Verdict { ours, agrees }
 }
 
 /// Writes `report.md` and the charts of `results` into `dir`.
@@ -262,7 +316,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
     let _ = writeln!(md, "# {}: {}\n", def.name, def.title);
     let _ = writeln!(
         md,
-        "{}, {}. Reproduced by `bfcsim reproduce {}{}` ({}; {} runs, seeds {:?}). Figure definition: \
+        "{}, {}. Reproduced by `bfcsim reproduce {}{}` ({}; {} runs, seeds {:?}{}). Figure definition: \
          `experiments/figures/{}`.\n",
         def.paper,
         def.source,
@@ -275,6 +329,10 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
         },
         results.runs.len(),
         fig.seeds(results.quick),
+        scale.half.as_ref().map_or(String::new(), |h| format!(
+            "; half of them check the claims at half this scale: {}",
+            h.describe
+        )),
         fig.path
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
@@ -307,18 +365,24 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
     }
     if !def.claim.is_empty() {
         let _ = writeln!(md, "## The paper's claims\n");
+        let half = scale.half.as_ref().map(|h| {
+            (
+                h,
+                Results {
+                    half: true,
+                    ..results.clone()
+                },
+            )
+        });
         for c in &def.claim {
             let metric = &fig.metrics[&c.metric];
             let v = check(results, c);
-            let verdict = match v.agrees {
-                Some(true) => "**agree**",
-                Some(false) => "**disagree**",
-                None => "**not measured**",
-            };
-            *match v.agrees {
-                Some(true) => &mut provenance.agree,
-                Some(false) => &mut provenance.disagree,
-                None => &mut provenance.not_measured,
+            let verdict = v.agreement.words();
+            *match v.agreement {
+                Agreement::Agrees => &mut provenance.agree,
+                Agreement::Direction => provenance.direction_only.get_or_insert(0),
+                Agreement::Disagrees => &mut provenance.disagree,
+                Agreement::NotMeasured => &mut provenance.not_measured,
             } += 1;
             let paper = expect_words(
                 &c.paper,
@@ -329,15 +393,27 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
                 },
                 c.over.is_some(),
             );
-            let _ = writeln!(
-                md,
-                "- {verdict}: {} Paper: {paper}; ours: {}.",
-                c.text.trim(),
+            let ours = |v: &Verdict| {
                 if v.ours.is_empty() {
                     "not run at this scale".to_string()
                 } else {
                     v.ours.join(", ")
                 }
+            };
+            let settled = half.as_ref().map_or(String::new(), |(h, r)| {
+                let v = check(r, c);
+                format!(
+                    " At half this scale ({}), {}: {}.",
+                    h.describe,
+                    v.agreement.words(),
+                    ours(&v)
+                )
+            });
+            let _ = writeln!(
+                md,
+                "- **{verdict}**: {} Paper: {paper}; ours: {}.{settled}",
+                c.text.trim(),
+                ours(&v)
             );
         }
         let _ = writeln!(
@@ -402,6 +478,7 @@ fn provenance_of(results: &Results) -> ReportProvenance {
             .map(|m| m.wall_seconds * m.threads as f64)
             .sum(),
         agree: 0,
+        direction_only: Some(0),
         disagree: 0,
         not_measured: 0,
         main_chart: None,
@@ -873,6 +950,44 @@ mod tests {
         assert!((v - 1.25f64.sqrt() / 2.5).abs() < 1e-12, "{v}");
         assert_eq!(super::cv(&[7.0, 7.0, 7.0]), Some(0.0));
         assert_eq!(super::cv(&[7.0]), None);
+    }
+
+    /// BFC Fig. 11a's long flows: the paper has the others 1.6-5× slower than BFC.
+    #[test]
+    fn a_ratio_on_the_papers_side_of_one_agrees_in_direction_only() {
+        let paper = Expect::Range([1.6, 5.0]);
+        let third = 1.0 / 3.0;
+        let j = |v: &[Option<f64>], ratio| judge(v, &paper, third, ratio);
+        assert_eq!(j(&[Some(2.0), Some(4.9)], true), Agreement::Agrees);
+        assert_eq!(j(&[Some(10.6), Some(1.22)], true), Agreement::Direction);
+        assert_eq!(j(&[Some(10.6), Some(0.9)], true), Agreement::Disagrees);
+        assert_eq!(j(&[Some(1.0)], true), Agreement::Disagrees);
+        // A value is not a ratio: it has no side of 1.
+        assert_eq!(j(&[Some(10.6)], false), Agreement::Disagrees);
+        assert_eq!(j(&[Some(2.0), None], true), Agreement::NotMeasured);
+        assert_eq!(j(&[], true), Agreement::NotMeasured);
+        // Below 1: the paper has PayDebt's buffer a fifth of Homa's; ours is half.
+        let below = Expect::Value(0.2);
+        assert_eq!(
+            judge(&[Some(0.5)], &below, third, true),
+            Agreement::Direction
+        );
+        assert_eq!(
+            judge(&[Some(1.5)], &below, third, true),
+            Agreement::Disagrees
+        );
+        // "At least as good" is all direction: outside it is the other side.
+        let at_least = Expect::Range([1.0, f64::INFINITY]);
+        assert_eq!(
+            judge(&[Some(0.8)], &at_least, third, true),
+            Agreement::Disagrees
+        );
+        // A range across 1 says nothing of a side.
+        let across = Expect::Range([0.8, 1.2]);
+        assert_eq!(
+            judge(&[Some(2.0)], &across, third, true),
+            Agreement::Disagrees
+        );
     }
 
     #[test]

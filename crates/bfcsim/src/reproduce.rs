@@ -100,6 +100,7 @@ fn report(
         digests: finished.0,
         made: finished.1,
         definition: definition_digest(figure, runs)?,
+        half: false,
     };
     write(&results, &dir)?;
     Ok(dir.join("report.md"))

@@ -38,7 +38,15 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
     let claims = definition.matches("[[claim]]").count();
     let verdicts = report
         .lines()
-        .filter(|l| l.starts_with("- **agree**") || l.starts_with("- **disagree**"))
+        .filter(|l| {
+            [
+                "- **agree**",
+                "- **agrees in direction only**",
+                "- **disagree**",
+            ]
+            .iter()
+            .any(|v| l.starts_with(v))
+        })
         .count();
     assert_eq!(verdicts, claims, "{report}");
     assert!(
@@ -70,7 +78,10 @@ fn a_quick_figure_writes_its_report_charts_and_claims() {
     );
     assert_eq!(provenance.run_commits.values().sum::<usize>(), 8);
     assert_eq!(
-        provenance.agree + provenance.disagree + provenance.not_measured,
+        provenance.agree
+            + provenance.direction_only.unwrap()
+            + provenance.disagree
+            + provenance.not_measured,
         claims
     );
     let status = bfcsim(&[
@@ -441,6 +452,13 @@ fn a_timeseries_plot_can_draw_one_series() {
 /// `bfcsim reproduce NAME --quick` with NAME's definition edited by `edit` (in a directory of its own) fails with
 /// an error containing `want`.
 fn refused(dir: &TempDir, name: &str, edit: impl Fn(String) -> String, want: &str) {
+    let bad = edited(dir, name, edit);
+    assert!(!bad.success());
+    assert!(bad.stderr.contains(want), "{}", bad.stderr);
+}
+
+/// `bfcsim reproduce NAME --quick --out DIR/edited` with NAME's definition edited by `edit`, in `DIR/figures`.
+fn edited(dir: &TempDir, name: &str, edit: impl Fn(String) -> String) -> common::Run {
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures).unwrap();
     let src = workspace_root().join("experiments/figures");
@@ -452,18 +470,64 @@ fn refused(dir: &TempDir, name: &str, edit: impl Fn(String) -> String, want: &st
             &format!("experiment = \"{}/", s(&src.join(".."))),
         );
     std::fs::write(figures.join(format!("{name}.toml")), edit(def)).unwrap();
-    let out = dir.join("refused");
-    let bad = bfcsim(&[
+    bfcsim(&[
         "reproduce",
         name,
         "--quick",
+        "--jobs",
+        "2",
         "--figures",
         s(&figures),
         "--out",
-        s(&out),
-    ]);
-    assert!(!bad.success());
-    assert!(bad.stderr.contains(want), "{}", bad.stderr);
+        s(&dir.join("edited")),
+    ])
+}
+
+/// A scale's `half` runs every run again at half of it and checks the claims there too, beside the scale's own
+/// verdicts (which alone are counted, and alone drawn).
+#[test]
+fn a_figure_can_check_its_claims_at_half_its_scale() {
+    let dir = TempDir::new("reproduce-half");
+    let name = "bfc-fig16a";
+    let run = edited(&dir, name, |def| {
+        let quick = "describe = \"1 ms of flow arrivals\"\n";
+        assert!(def.contains(quick), "{def}");
+        def.replacen(
+            quick,
+            &format!(
+                "{quick}\n[quick.half]\nset = [\"workload.duration=250us\"]\n\
+                 describe = \"250 us of flow arrivals\"\n"
+            ),
+            1,
+        )
+    });
+    assert!(run.success(), "{}", run.stderr);
+    let fig = dir.join("edited").join(format!("{name}-quick"));
+    let report = std::fs::read_to_string(fig.join("report.md")).unwrap();
+    let claims: Vec<&str> = report.lines().filter(|l| l.starts_with("- **")).collect();
+    assert!(!claims.is_empty(), "{report}");
+    for c in &claims {
+        assert!(
+            c.contains(". At half this scale (250 us of flow arrivals), "),
+            "{c}"
+        );
+    }
+    let provenance: bfcsim::provenance::ReportProvenance =
+        serde_json::from_str(&std::fs::read_to_string(fig.join("provenance.json")).unwrap())
+            .unwrap();
+    let counted = provenance.agree
+        + provenance.direction_only.unwrap()
+        + provenance.disagree
+        + provenance.not_measured;
+    assert_eq!(counted, claims.len());
+    let figures = bfcsim::figure::read_all(&workspace_root().join("experiments/figures")).unwrap();
+    let unedited = figures.iter().find(|f| f.def.name == name).unwrap();
+    let own = bfcsim::figure::plan(unedited, true).unwrap().len();
+    assert_eq!(provenance.runs, 2 * own, "{report}");
+    assert!(
+        report.contains("; half of them check the claims at half this scale: 250 us"),
+        "{report}"
+    );
 }
 
 /// `bfcsim reproduce NAME --quick --jobs 2 --out OUT`, which must succeed; the report's directory.
