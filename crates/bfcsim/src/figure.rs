@@ -1022,6 +1022,20 @@ impl Figure {
             .unwrap_or(&self.def.seeds)
     }
 
+    /// How many runs [`plan`] makes at this scale, its half-scale check's included (without resolving them).
+    pub fn run_count(&self, quick: bool) -> usize {
+        let points = self.points(quick);
+        let per_seed: usize = (0..self.def.series.len())
+            .map(|s| points.iter().filter(|&&x| self.runs_at(s, x)).count())
+            .sum();
+        let scales = if self.scale(quick).half.is_some() {
+            2
+        } else {
+            1
+        };
+        per_seed * self.seeds(quick).len() * scales
+    }
+
     /// Whether series `s` runs at axis value `x`.
     pub fn runs_at(&self, s: usize, x: Option<f64>) -> bool {
         match (&self.def.series[s].only, x) {

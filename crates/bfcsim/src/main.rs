@@ -523,13 +523,7 @@ fn real_main() -> Result<ExitCode, String> {
 fn list_figures(all: &[bfcsim::figure::Figure]) {
     let width = all.iter().map(|f| f.def.name.len()).max().unwrap_or(0);
     for f in all {
-        let count = |quick| {
-            let points = f.points(quick);
-            let per_seed: usize = (0..f.def.series.len())
-                .map(|s| points.iter().filter(|&&x| f.runs_at(s, x)).count())
-                .sum();
-            per_seed * f.seeds(quick).len()
-        };
+        let count = |quick| f.run_count(quick);
         println!(
             "{:<width$}  {:<22} {} ({} runs, {} with --quick)",
             f.def.name,

@@ -524,6 +524,12 @@ fn a_figure_can_check_its_claims_at_half_its_scale() {
     let unedited = figures.iter().find(|f| f.def.name == name).unwrap();
     let own = bfcsim::figure::plan(unedited, true).unwrap().len();
     assert_eq!(provenance.runs, 2 * own, "{report}");
+    let edited = bfcsim::figure::read_all(&dir.join("figures")).unwrap();
+    assert_eq!(
+        edited[0].run_count(true),
+        provenance.runs,
+        "as --list counts"
+    );
     assert!(
         report.contains("; half of them check the claims at half this scale: 250 us"),
         "{report}"
