@@ -339,6 +339,10 @@ pub enum PlotDef {
         /// A vertical line at this x, labelled with its value (e.g. the 32 queues per port).
         #[serde(default)]
         vline: Option<f64>,
+        /// Cut the x axis here (e.g. at the switch buffer, where one unlimited-buffer series would squeeze the
+        /// others into a corner); the title names the series that go beyond and how far.
+        #[serde(default)]
+        x_max: Option<f64>,
     },
     /// One bar per series (one chart per axis value).
     Bars {

@@ -653,13 +653,25 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 }
             }
         }
-        PlotDef::Cdf { of, by_axis, vline } => {
-            let cdf = |d: &Digest| -> Vec<(f64, f64)> {
-                match of {
+        PlotDef::Cdf {
+            of,
+            by_axis,
+            vline,
+            x_max,
+        } => {
+            // A series' CDF (its first seed's) up to the cut, and its largest sample.
+            let cdf = |d: &Digest| -> (Vec<(f64, f64)>, f64) {
+                let all = match of {
                     CdfOf::Buffer => d.buffer.as_ref().map(|b| b.cdf.clone()),
                     CdfOf::Active => d.active.as_ref().map(|a| a.cdf.clone()),
                 }
-                .unwrap_or_default()
+                .unwrap_or_default();
+                let largest = all.last().map_or(0.0, |p| p.0);
+                let cut = all
+                    .into_iter()
+                    .filter(|p| x_max.is_none_or(|m| p.0 <= m))
+                    .collect();
+                (cut, largest)
             };
             let (what, x_axis) = match of {
                 CdfOf::Buffer => (
@@ -673,8 +685,31 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     Axis::log("active flows (log scale)", Unit::Plain),
                 ),
             };
+            let x_axis = match x_max {
+                Some(m) => x_axis.range(0.0, *m),
+                None => x_axis,
+            };
             let y_axis = Axis::linear("fraction of samples", Unit::Fraction).range(0.0, 1.0);
             let mark = vline.map(|v| (v, format!(" {}", x_axis.unit.format(v))));
+            // What the title says of the cut: the series beyond it, each with its largest sample.
+            let beyond = |cut: &[(String, f64)]| -> String {
+                let past: Vec<String> = cut
+                    .iter()
+                    .filter(|(_, largest)| x_max.is_some_and(|m| *largest > m))
+                    .map(|(name, largest)| format!("{name} to {}", x_axis.unit.format(*largest)))
+                    .collect();
+                match (x_max, past.is_empty()) {
+                    (Some(m), false) => {
+                        format!(" (cut at {}: {})", x_axis.unit.format(*m), past.join(", "))
+                    }
+                    _ => String::new(),
+                }
+            };
+            let seed = if fig.seeds(results.quick).len() > 1 {
+                format!(", seed {}", fig.seeds(results.quick)[0])
+            } else {
+                String::new()
+            };
             let stem = match of {
                 CdfOf::Buffer => "buffer-cdf",
                 CdfOf::Active => "active-cdf",
@@ -682,15 +717,17 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
             if *by_axis {
                 let axis = fig.def.axis.as_ref();
                 for s in 0..fig.def.series.len() {
+                    let mut largest = Vec::new();
                     let lines: Vec<Line> = points
                         .iter()
                         .enumerate()
                         .filter_map(|(k, &x)| {
-                            let d = *results.at(s, x).first()?;
+                            let (pts, most) = cdf(results.at(s, x).first()?);
+                            largest.push((results.point_words(x), most));
                             Some(Line {
                                 name: results.point_words(x),
                                 colour: shade(fig.colours[s], k, points.len()),
-                                points: cdf(d),
+                                points: pts,
                                 dashed: false,
                                 markers: false,
                             })
@@ -703,9 +740,10 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                         format!("{stem}-{}", slug(results.label(s))),
                         Chart {
                             title: format!(
-                                "{what}, {} (by {})",
+                                "{what}, {} (by {}{seed}){}",
                                 results.label(s),
-                                axis.map_or("point", |a| a.label.as_str())
+                                axis.map_or("point", |a| a.label.as_str()),
+                                beyond(&largest)
                             ),
                             x: x_axis.clone(),
                             y: y_axis.clone(),
@@ -716,11 +754,13 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                 }
             } else {
                 for &x in &points {
+                    let mut largest = Vec::new();
                     let lines: Vec<Line> = results
                         .series_at(x)
                         .into_iter()
                         .filter_map(|s| {
-                            let pts = cdf(results.at(s, x).first()?);
+                            let (pts, most) = cdf(results.at(s, x).first()?);
+                            largest.push((results.label(s).to_string(), most));
                             (!pts.is_empty()).then(|| Line {
                                 markers: false,
                                 ..line(s, pts)
@@ -730,7 +770,7 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     out.push((
                         format!("{stem}{}", results.point_file(x)),
                         Chart {
-                            title: title(what.to_string(), x),
+                            title: title(format!("{what}{seed}{}", beyond(&largest)), x),
                             x: x_axis.clone(),
                             y: y_axis.clone(),
                             body: Body::Lines(lines),

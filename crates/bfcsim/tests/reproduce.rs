@@ -536,6 +536,27 @@ fn a_figure_can_check_its_claims_at_half_its_scale() {
     );
 }
 
+/// A CDF plot's `x_max` cuts its axis there, and its title names the series that go beyond.
+#[test]
+fn a_cdf_can_cut_its_axis() {
+    let dir = TempDir::new("reproduce-cut");
+    let name = "bfc-fig16a";
+    let run = edited(&dir, name, |def| {
+        def.replacen("of = \"buffer\"\n", "of = \"buffer\"\nx_max = 100000.0\n", 1)
+    });
+    assert!(run.success(), "{}", run.stderr);
+    let fig = dir.join("edited").join(format!("{name}-quick"));
+    let csv = std::fs::read_to_string(fig.join("buffer-cdf.csv")).unwrap();
+    let xs: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(!xs.is_empty() && xs.iter().all(|&x| x <= 1e5), "{csv}");
+    let svg = std::fs::read_to_string(fig.join("buffer-cdf.svg")).unwrap();
+    assert!(svg.contains("(cut at 100KB: "), "the title names what goes beyond");
+}
+
 /// `bfcsim reproduce NAME --quick --jobs 2 --out OUT`, which must succeed; the report's directory.
 fn quick(out: &Path, name: &str) -> std::path::PathBuf {
     let run = bfcsim(&["reproduce", name, "--quick", "--jobs", "2", "--out", s(out)]);
