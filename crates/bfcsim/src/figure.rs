@@ -46,6 +46,7 @@
 //! metric = "short.p99"
 //! series = ["BFC-32"]
 //! over = "BFC-128"                        # the claim is about series / over
+//! # over_at = 0.9                         # or about each series / itself at this axis value
 //! at = [0.9, 0.95]
 //! paper = [1.0, inf]                      # a range, or one number (± `tolerance`, relative, default 1/3)
 //!                                         # (a ratio outside it on the paper's side of 1: "agrees in direction only")
@@ -409,6 +410,10 @@ pub struct ClaimDef {
     /// Divide each by this series' metric (at the same point): the claim is about a ratio.
     #[serde(default)]
     pub over: Option<String>,
+    /// Divide each by the same series' metric at this axis value: the claim is about a ratio along the axis
+    /// (PayDebt Fig. 16c: "as K_d increases, the buffer increases").
+    #[serde(default)]
+    pub over_at: Option<f64>,
     /// The axis values the claim is about (default: every value all its series ran at).
     #[serde(default)]
     pub at: Option<Vec<f64>>,
@@ -969,11 +974,22 @@ impl Figure {
                     return Err(err(format!("claim `{}` names no series `{name}`", c.text)));
                 }
             }
-            if c.across_seeds == AcrossSeeds::Cv && c.over.is_some() {
+            let ratio = c.over.is_some() || c.over_at.is_some();
+            if c.across_seeds == AcrossSeeds::Cv && ratio {
                 return Err(err(format!(
-                    "claim `{}`: `across_seeds = \"cv\"` checks one series' spread, so it takes no `over`",
+                    "claim `{}`: `across_seeds = \"cv\"` checks one series' spread, so it takes no `over` \
+                     or `over_at`",
                     c.text
                 )));
+            }
+            if let Some(at) = c.over_at {
+                let on_axis = def.axis.as_ref().is_some_and(|a| a.values.contains(&at));
+                if c.over.is_some() || !on_axis {
+                    return Err(err(format!(
+                        "claim `{}`: `over_at = {at}` needs an axis value of the figure, and no `over`",
+                        c.text
+                    )));
+                }
             }
             let seeds = def.paper_scale.seeds.as_ref().unwrap_or(&def.seeds);
             if c.across_seeds == AcrossSeeds::Cv && seeds.len() < 2 {

@@ -68,10 +68,15 @@ impl Results<'_> {
         cv(&vs)
     }
 
-    /// `metric` of series `s` over `metric` of series `o` at `x`, seed by seed (empty unless both measured it
-    /// for every seed): the spread behind the mean [`Results::value`] ratios.
-    fn seed_ratios(&self, metric: &Metric, s: usize, o: usize, x: Option<f64>) -> Vec<f64> {
-        let of = |series: usize| -> Option<Vec<(u64, f64)>> {
+    /// `metric` of series `s` at `x` over `metric` of series `o` at `ox`, seed by seed (empty unless both
+    /// measured it for every seed): the spread behind the mean [`Results::value`] ratios.
+    fn seed_ratios(
+        &self,
+        metric: &Metric,
+        (s, x): (usize, Option<f64>),
+        (o, ox): (usize, Option<f64>),
+    ) -> Vec<f64> {
+        let of = |series: usize, x: Option<f64>| -> Option<Vec<(u64, f64)>> {
             self.runs
                 .iter()
                 .zip(self.digests)
@@ -79,7 +84,7 @@ impl Results<'_> {
                 .map(|(r, d)| metric.of(d).map(|v| (r.seed, v)))
                 .collect()
         };
-        let (Some(a), Some(b)) = (of(s), of(o)) else {
+        let (Some(a), Some(b)) = (of(s, x), of(o, ox)) else {
             return Vec::new();
         };
         a.iter()
@@ -131,17 +136,13 @@ fn cv(values: &[f64]) -> Option<f64> {
     Some(var.sqrt() / mean)
 }
 
-/// `text` with every character that is not alphanumeric, `.` or `-` replaced by `-`.
+/// `text` as a file name: its runs of characters that are not alphanumeric or `.` each one `-`, none at the ends.
 fn slug(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    // Each run of other characters becomes one dash, none at the ends: `K_d (BDPs)` is `K-d-BDPs`.
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// A claim checked against our runs.
@@ -225,18 +226,25 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
             .series_index(name)
             .expect("checked when the figure was read");
         for &x in &points {
-            let here =
-                !results.at(s, x).is_empty() && over.is_none_or(|o| !results.at(o, x).is_empty());
+            // What each value is divided by: `over` at the same point, or this series at `over_at`.
+            let base = match (over, claim.over_at) {
+                (Some(o), _) => Some((o, x)),
+                (None, Some(at)) if Some(at) != x => Some((s, Some(at))),
+                (None, Some(_)) => continue,
+                (None, None) => None,
+            };
+            let here = !results.at(s, x).is_empty()
+                && base.is_none_or(|(o, ox)| !results.at(o, ox).is_empty());
             if !here {
                 continue;
             }
             let cv = claim.across_seeds == AcrossSeeds::Cv;
-            let q = match over {
+            let q = match base {
                 None if cv => results.seed_cv(metric, s, x),
                 None => results.value(metric, s, x),
-                Some(o) => results
+                Some((o, ox)) => results
                     .value(metric, s, x)
-                    .zip(results.value(metric, o, x))
+                    .zip(results.value(metric, o, ox))
                     .map(|(a, b)| a / b),
             };
             let at = results.point_words(x);
@@ -245,9 +253,10 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
             } else {
                 format!(" at {at}")
             };
-            let who = match over {
-                Some(o) => format!("{name}/{}", results.label(o)),
-                None => name.clone(),
+            let who = match (over, claim.over_at) {
+                (Some(o), _) => format!("{name}/{}", results.label(o)),
+                (None, Some(bx)) => format!("{name} (over {})", results.point_words(Some(bx))),
+                (None, None) => name.clone(),
             };
             match q.filter(|q| q.is_finite()) {
                 None => {
@@ -256,8 +265,9 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
                 }
                 Some(q) => {
                     values.push(Some(q));
-                    let spread = over.map_or(Vec::new(), |o| results.seed_ratios(metric, s, o, x));
-                    let text = match over {
+                    let spread =
+                        base.map_or(Vec::new(), |b| results.seed_ratios(metric, (s, x), b));
+                    let text = match base {
                         Some(_) if spread.len() > 1 => {
                             let lo = spread.iter().copied().fold(f64::INFINITY, f64::min);
                             let hi = spread.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -280,7 +290,8 @@ pub fn check(results: &Results, claim: &ClaimDef) -> Verdict {
             }
         }
     }
-    let agreement = judge(&values, &claim.paper, tolerance, over.is_some());
+    let ratio = over.is_some() || claim.over_at.is_some();
+    let agreement = judge(&values, &claim.paper, tolerance, ratio);
     Verdict { ours, agreement }
 }
 
@@ -391,7 +402,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
                     AcrossSeeds::Mean => metric.unit(),
                     AcrossSeeds::Cv => Unit::Fraction,
                 },
-                c.over.is_some(),
+                c.over.is_some() || c.over_at.is_some(),
             );
             let ours = |v: &Verdict| {
                 if v.ours.is_empty() {

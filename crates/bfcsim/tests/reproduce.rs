@@ -542,7 +542,11 @@ fn a_cdf_can_cut_its_axis() {
     let dir = TempDir::new("reproduce-cut");
     let name = "bfc-fig16a";
     let run = edited(&dir, name, |def| {
-        def.replacen("of = \"buffer\"\n", "of = \"buffer\"\nx_max = 100000.0\n", 1)
+        def.replacen(
+            "of = \"buffer\"\n",
+            "of = \"buffer\"\nx_max = 100000.0\n",
+            1,
+        )
     });
     assert!(run.success(), "{}", run.stderr);
     let fig = dir.join("edited").join(format!("{name}-quick"));
@@ -554,7 +558,35 @@ fn a_cdf_can_cut_its_axis() {
         .collect();
     assert!(!xs.is_empty() && xs.iter().all(|&x| x <= 1e5), "{csv}");
     let svg = std::fs::read_to_string(fig.join("buffer-cdf.svg")).unwrap();
-    assert!(svg.contains("(cut at 100KB: "), "the title names what goes beyond");
+    assert!(
+        svg.contains("(cut at 100KB: "),
+        "the title names what goes beyond"
+    );
+}
+
+/// `over_at` divides a series by itself at another axis value (PayDebt Fig. 16c's thresholds), skipping that
+/// value; it must name a value of the axis.
+#[test]
+fn a_claim_can_compare_a_series_along_its_axis() {
+    let dir = TempDir::new("reproduce-over-at");
+    let report =
+        std::fs::read_to_string(quick(&dir.join("out"), "paydebt-fig16c").join("report.md"))
+            .unwrap();
+    let line = report
+        .lines()
+        .find(|l| l.contains("no threshold gives small flows"))
+        .unwrap();
+    assert!(
+        line.contains("ours: PayDebt (over K_d (BDPs) = 1) ")
+            && line.ends_with("× at K_d (BDPs) = 0.5."),
+        "{line}"
+    );
+    refused(
+        &dir,
+        "paydebt-fig16c",
+        |def| def.replacen("over_at = 1.0", "over_at = 3.0", 1),
+        "`over_at = 3` needs an axis value of the figure, and no `over`",
+    );
 }
 
 /// `bfcsim reproduce NAME --quick --jobs 2 --out OUT`, which must succeed; the report's directory.
