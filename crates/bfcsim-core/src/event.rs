@@ -213,7 +213,12 @@ impl<E: EventBits> EventQueue<E> {
     #[inline(never)]
     fn insert(&mut self, time: Time, masked: u64) {
         let slot = time.0 >> self.shift;
-        debug_assert!(slot >= self.cur, "event scheduled in the past");
+        // An event before the window would land in a bucket the window reaches later, and pop there at a wrong
+        // time as a wrong event: a scheme or the engine scheduling into the past is a bug to stop at.
+        assert!(
+            slot >= self.cur,
+            "an event scheduled in the past (at {time:?}, before the queue's window)"
+        );
         if slot < self.cur + BUCKETS as u64 {
             let key = slot_key(self.shift, time.0, masked);
             let b = (slot % BUCKETS as u64) as usize;

@@ -180,7 +180,10 @@ impl Fabric {
             if resend {
                 self.counters.retransmits += 1;
             }
-            if idle_before {
+            // RFC 6298 (5.1): a packet sent while the flow's timer is not running starts it. Besides a flow
+            // with nothing in flight, that is one whose timer found nothing in flight when it last fired
+            // ([`Fabric::fire_timers`] disarms it then) and which has had some since without sending.
+            if idle_before || !self.active[slot].timer_armed {
                 self.restart_rto(h, slot);
             }
             let a = &mut self.active[slot];
