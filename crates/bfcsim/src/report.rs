@@ -183,8 +183,8 @@ impl Agreement {
 /// both (a range across 1, or 1 itself).
 fn side_of_one(e: &Expect) -> Option<bool> {
     match *e {
-        Expect::Range([lo, _]) if lo >= 1.0 => Some(true),
-        Expect::Range([_, hi]) if hi <= 1.0 => Some(false),
+        Expect::Range([lo, hi]) if lo >= 1.0 && hi > 1.0 => Some(true),
+        Expect::Range([lo, hi]) if hi <= 1.0 && lo < 1.0 => Some(false),
         Expect::Value(v) if v != 1.0 => Some(v > 1.0),
         _ => None,
     }
@@ -1033,7 +1033,9 @@ mod tests {
             judge(&[Some(0.8)], &at_least, third, true),
             Agreement::Disagrees
         );
-        // A range across 1 says nothing of a side.
+        // A range across 1, or 1 itself, says nothing of a side.
+        let one = Expect::Range([1.0, 1.0]);
+        assert_eq!(judge(&[Some(2.0)], &one, third, true), Agreement::Disagrees);
         let across = Expect::Range([0.8, 1.2]);
         assert_eq!(
             judge(&[Some(2.0)], &across, third, true),
