@@ -348,6 +348,9 @@ impl Sender {
         let seq = seq.min(self.size);
         if seq > self.snd_una {
             self.snd_una = seq;
+            // As an ACK does: the receiver holds what lies below `seq`, so none of it is sent again (a sender that
+            // went back below it would otherwise count its bytes in flight from below zero).
+            self.snd_nxt = self.snd_nxt.max(seq);
             self.prune_lost();
         }
         if self.scoreboard.is_some() {

@@ -421,3 +421,21 @@ fn window_gate_and_timeout() {
         "SRTT + 4 RTTVAR above the floor"
     );
 }
+
+/// A NACK (or Homa's RESEND) from a receiver that holds more than the sender has sent since it went back (after a
+/// timeout, say) moves both edges: nothing below it is sent again, and nothing is in flight.
+#[test]
+fn a_nack_beyond_what_was_sent_since_going_back_moves_both_edges() {
+    let c = cfg(1);
+    let mut s = Sender::new(5000, 1000, &c);
+    for _ in 0..4 {
+        s.next_segment();
+    }
+    s.handle_timeout();
+    assert_eq!(s.in_flight(), 0);
+    assert_eq!(s.next_segment(), (0, 1000, true));
+    // The first four segments arrived after all: the receiver wants byte 4000.
+    s.handle_nack(4000, None);
+    assert_eq!(s.in_flight(), 0);
+    assert_eq!(s.next_segment(), (4000, 1000, false));
+}
