@@ -696,8 +696,16 @@ fn charts_of(results: &Results, plot: &PlotDef, md: &mut String) -> Vec<(String,
                     Axis::log("active flows (log scale)", Unit::Plain),
                 ),
             };
-            let x_axis = match x_max {
-                Some(m) => x_axis.range(0.0, *m),
+            // The cut fixes the axis only where some series goes beyond it.
+            let cut = x_max.filter(|&m| {
+                (0..fig.def.series.len()).any(|s| {
+                    points
+                        .iter()
+                        .any(|&x| results.at(s, x).first().is_some_and(|d| cdf(d).1 > m))
+                })
+            });
+            let x_axis = match cut {
+                Some(m) => x_axis.range(0.0, m),
                 None => x_axis,
             };
             let y_axis = Axis::linear("fraction of samples", Unit::Fraction).range(0.0, 1.0);
