@@ -137,6 +137,18 @@ fn cv(values: &[f64]) -> Option<f64> {
 }
 
 /// `text` as a file name: its runs of characters that are not alphanumeric or `.` each one `-`, none at the ends.
+/// `file`, or when `taken` says another chart has that name (two plots of one time series, at two entities),
+/// the first of `file-2`, `file-3`, ... that is free: each chart keeps its own files.
+fn unused_name(file: String, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(&file) {
+        return file;
+    }
+    (2..)
+        .map(|n| format!("{file}-{n}"))
+        .find(|f| !taken(f))
+        .expect("some suffix is free")
+}
+
 fn slug(text: &str) -> String {
     // Each run of other characters becomes one dash, none at the ends: `K_d (BDPs)` is `K-d-BDPs`.
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
@@ -435,9 +447,12 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
         md.push('\n');
     }
     summary_table(results, &mut md);
-    let mut charts = Vec::new();
+    let mut charts: Vec<(String, Chart)> = Vec::new();
     for p in &def.plot {
-        charts.extend(charts_of(results, p, &mut md));
+        for (file, chart) in charts_of(results, p, &mut md) {
+            let file = unused_name(file, |f| charts.iter().any(|(c, _)| c == f));
+            charts.push((file, chart));
+        }
     }
     if !charts.is_empty() {
         let _ = writeln!(md, "## Charts\n");
@@ -1067,5 +1082,16 @@ mod tests {
         assert_eq!(slug("group:direct"), "group-direct");
         assert_eq!(shade([0, 0, 0], 0, 3), [0, 0, 0]);
         assert_eq!(shade([0, 0, 0], 2, 3), [179, 179, 179]);
+    }
+
+    #[test]
+    fn two_charts_of_one_name_keep_their_own_files() {
+        let taken = ["flow.throughput", "flow.throughput-2"];
+        let is_taken = |f: &str| taken.contains(&f);
+        assert_eq!(unused_name("queue.bytes".into(), is_taken), "queue.bytes");
+        assert_eq!(
+            unused_name("flow.throughput".into(), is_taken),
+            "flow.throughput-3"
+        );
     }
 }
