@@ -2,7 +2,9 @@
 //! fingerprint (a hash over every packet's every hop, `Sim::fingerprint`) and a few counts must equal the ones
 //! recorded in `tests/fingerprints.txt`, or for a scheme added after the atlas was first made, in its own
 //! `tests/fingerprints/NAME.txt` (so that adding a scheme keeps every other scheme's stored runs and reports
-//! current: `bfcsim::provenance`). Any change of behaviour, even one byte more in an ACK, changes a fingerprint and
+//! current: `bfcsim::provenance`). A few schemes run a third scenario of their own ([`extra_scenarios`]), which
+//! reaches a path the two small ones do not; its lines go in the scheme's own table, so that adding it moves
+//! only that scheme's fingerprint. Any change of behaviour, even one byte more in an ACK, changes a fingerprint and
 //! fails this test, naming the scenario, the scheme and what changed. A deliberate change is accepted by recording
 //! the tables again:
 //!
@@ -54,7 +56,7 @@ fn scenarios(scheme: &str) -> Vec<(&'static str, Vec<String>)> {
     let buffer = if lossless { "4MB" } else { "200KB" };
     vec![
         (
-            "leaf-spine",
+            BASE_SCENARIOS[0],
             leaf_spine
                 .iter()
                 .map(ToString::to_string)
@@ -62,7 +64,7 @@ fn scenarios(scheme: &str) -> Vec<(&'static str, Vec<String>)> {
                 .collect(),
         ),
         (
-            "dumbbell",
+            BASE_SCENARIOS[1],
             dumbbell
                 .iter()
                 .map(ToString::to_string)
@@ -71,6 +73,49 @@ fn scenarios(scheme: &str) -> Vec<(&'static str, Vec<String>)> {
                 .collect(),
         ),
     ]
+}
+
+/// The two scenarios every scheme runs, whose lines a scheme of the main table keeps there.
+const BASE_SCENARIOS: [&str; 2] = ["leaf-spine", "dumbbell"];
+
+/// Scenarios beyond the two, for the schemes whose behaviour depends on a path those do not reach.
+///
+/// `homa-recovery`, for the Homa presets whose RESEND goes through `Sender::handle_resend`: 30 ms of Web search
+/// at 80% of PayDebt's 8:1 core (144 hosts, 9 ToRs, 4 cores of 5 Gb/s, 8 MB buffers; flow-level ECMP and one
+/// BDP of unscheduled bytes, as PayDebt's figures run Homa). Its senders time out and then hear RESENDs for
+/// bytes beyond what they re-sent, which the two small scenarios never make happen: before c99fa34 and ca42975
+/// (a send restarts a stopped timer from now; such a RESEND moves the next byte up) these runs took other
+/// paths here (fingerprint `3f8abf33...` where it is now `7e744449...` for `homa-8`), and so did paper-scale
+/// runs of PayDebt's figures, while the two small scenarios' fingerprints stayed the same. `homa-aeolus`
+/// resends through `handle_missing` and simulates this scenario alike before and after, so it does not run it.
+fn extra_scenarios(scheme: &str) -> Vec<(&'static str, Vec<String>)> {
+    if !matches!(scheme, "homa" | "homa-8" | "homa-ecmp") {
+        return Vec::new();
+    }
+    let overrides = [
+        "topology.kind=leaf-spine",
+        "topology.tors=9",
+        "topology.hosts_per_tor=16",
+        "topology.spines=4",
+        "topology.host_rate=10Gbps",
+        "topology.fabric_rate=5Gbps",
+        "topology.host_delay=1us",
+        "topology.fabric_delay=1us",
+        "switch.buffer=8MB",
+        "switch.unlimited_buffer=false",
+        "switch.load_balancing=ecmp",
+        "flow_control.rtt_bytes=12.5KB",
+        "workload.cdf=websearch",
+        "workload.load=0.8",
+        "workload.load_on=core",
+        "workload.load_counts=wire",
+        "workload.duration=30ms",
+        "run.max_time=30ms",
+        "seed=1",
+    ];
+    let mut overrides: Vec<String> = overrides.iter().map(ToString::to_string).collect();
+    overrides.insert(0, format!("scheme.name={scheme}"));
+    vec![("homa-recovery", overrides)]
 }
 
 /// What one run leaves in the table: its fingerprint and the counts that say, when it changes, what changed.
@@ -139,11 +184,16 @@ fn write(path: &Path, text: &str) {
 
 #[test]
 fn every_scheme_behaves_as_recorded() {
-    // (scheme, scenario scheme, values), in table order.
+    // (scheme, scenario, scenario scheme, values), in table order.
     let mut now = Vec::new();
     for scheme in presets::names() {
-        for (scenario, overrides) in scenarios(scheme) {
-            now.push((scheme, format!("{scenario} {scheme}"), measure(overrides)));
+        for (scenario, overrides) in scenarios(scheme).into_iter().chain(extra_scenarios(scheme)) {
+            now.push((
+                scheme,
+                scenario,
+                format!("{scenario} {scheme}"),
+                measure(overrides),
+            ));
         }
     }
     let header = format!(
@@ -164,8 +214,8 @@ fn every_scheme_behaves_as_recorded() {
         .collect();
     if std::env::var_os("BFCSIM_RECORD_FINGERPRINTS").is_some() {
         let mut texts = std::collections::BTreeMap::new();
-        for (scheme, case, values) in &now {
-            let file = if main.contains(*scheme) {
+        for (scheme, scenario, case, values) in &now {
+            let file = if main.contains(*scheme) && BASE_SCENARIOS.contains(scenario) {
                 path.clone()
             } else {
                 own_dir().join(format!("{scheme}.txt"))
@@ -194,7 +244,7 @@ fn every_scheme_behaves_as_recorded() {
         table.extend(rows(&text));
     }
     let mut changes = Vec::new();
-    for (_, case, values) in &now {
+    for (_, _, case, values) in &now {
         let Some(old) = table.remove(case) else {
             changes.push(format!("{case}: not recorded (a new scheme or scenario)"));
             continue;
