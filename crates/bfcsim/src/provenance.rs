@@ -279,10 +279,11 @@ pub fn report_state(
             ));
         }
         for (scheme, now) in own_behaviours(&runs) {
+            // A scheme the report lists no fingerprint for had the engine's when it was written.
             let then = provenance
                 .schemes
                 .get(&scheme)
-                .map_or("none", String::as_str);
+                .map_or(provenance.written_by.behaviour.as_str(), String::as_str);
             if then != now {
                 stale.push(format!(
                     "{scheme} behaves differently (fingerprint {then} → {now})"
