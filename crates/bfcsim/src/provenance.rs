@@ -10,10 +10,10 @@
 //! `fingerprints.txt` holds the schemes the atlas was first made with; a scheme added since records its lines
 //! in a table of its own, `tests/fingerprints/NAME.txt` (NAME its preset), so that adding a scheme leaves every
 //! other scheme's runs and reports current, and so does a scheme of the main table that runs a scenario of its
-//! own besides the two every scheme runs (Homa's `homa-recovery`), with that scenario's lines. A run of such a scheme has the fingerprint [`behaviour_of`] it: the
-//! hash of the main fingerprint and its own table, which a change of either moves. The run's scheme is its
-//! preset (`scheme.name`): a run that builds an added scheme from raw keys under another preset's name has that
-//! preset's fingerprint, so name the preset.
+//! own besides the two every scheme runs (Homa's `homa-recovery`), with that scenario's lines. A run of such a
+//! scheme has the fingerprint [`behaviour_of`] it: the hash of the main fingerprint and its own table, which a
+//! change of either moves. The run's scheme is its preset (`scheme.name`): a run that builds an added scheme from
+//! raw keys under another preset's name has that preset's fingerprint, so name the preset.
 
 use std::sync::LazyLock;
 

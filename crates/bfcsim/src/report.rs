@@ -136,7 +136,6 @@ fn cv(values: &[f64]) -> Option<f64> {
     Some(var.sqrt() / mean)
 }
 
-/// `text` as a file name: its runs of characters that are not alphanumeric or `.` each one `-`, none at the ends.
 /// `file`, or when `taken` says another chart has that name (two plots of one time series, at two entities),
 /// the first of `file-2`, `file-3`, ... that is free: each chart keeps its own files.
 fn unused_name(file: String, taken: impl Fn(&str) -> bool) -> String {
@@ -149,6 +148,7 @@ fn unused_name(file: String, taken: impl Fn(&str) -> bool) -> String {
         .expect("some suffix is free")
 }
 
+/// `text` as a file name: its runs of characters that are not alphanumeric or `.` each one `-`, none at the ends.
 fn slug(text: &str) -> String {
     // Each run of other characters becomes one dash, none at the ends: `K_d (BDPs)` is `K-d-BDPs`.
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
