@@ -115,7 +115,10 @@ pub struct PayDebtConfig {
     /// paper's "5%" (84/(84 + 1538)).
     pub token_share: Option<f64>,
     /// Debts and tokens a port may send back to back after an idle spell (the rate limiter's depth; §4.1.1
-    /// says "paces").
+    /// says "paces" and gives no depth). 2, as ExpressPass's ns-2 credit limiter (`XPassDropTail`), whose
+    /// 84 B credits §4.1.1 names for PayDebt's tokens: paced at exactly the rate that fills the data link, a
+    /// limiter one token deep loses every idle gap in its queue for good, and large flows run slower than
+    /// the link (FIDELITY "Large flows").
     pub token_burst: u32,
     /// Algorithm 1's initial weight `w_init` (0.5).
     pub w_init: f64,
@@ -145,7 +148,7 @@ impl Default for PayDebtConfig {
             pair_limit: Some(WindowSpec::Bdp(1)),
             token_size: Bytes(64),
             token_share: None,
-            token_burst: 1,
+            token_burst: 2,
             w_init: 0.5,
             w_min: 0.1,
             w_max: 0.5,
