@@ -18,4 +18,5 @@ pub mod expresspass;
 pub mod homa;
 pub mod ndp;
 pub mod paydebt;
+pub mod priorities;
 pub mod shaper;

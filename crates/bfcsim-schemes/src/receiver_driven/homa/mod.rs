@@ -1,9 +1,7 @@
 //! Homa (Montazeri et al., SIGCOMM 2018): receiver-driven transport with network priorities, sans-IO.
 //!
-//! - [`Priorities`] (Homa §3 "Packet priorities"): the split of the switches' priority levels between
-//!   unscheduled and scheduled traffic in proportion to the bytes each carries in the workload, and the
-//!   unscheduled cutoffs, cut from the workload's message sizes so that each unscheduled level carries about the
-//!   same unscheduled bytes, smaller messages on higher levels.
+//! - [`Priorities`] (Homa §3 "Packet priorities", in [`super::priorities`]): the switches' priority levels split
+//!   between unscheduled and scheduled traffic, and the unscheduled cutoffs cut from the workload.
 //! - [`GrantScheduler`] (§3 "Flow control", "Packet priorities", "Overcommitment"): a receiver's view of its
 //!   incoming messages; after each data packet it grants the `overcommitment` messages with the fewest bytes left (SRPT)
 //!   up to `RTTbytes` beyond what it has received, each at a scheduled priority by its rank, using the lowest
@@ -20,6 +18,7 @@ use bfcsim_net::packet::PacketKind;
 use serde::{Deserialize, Serialize};
 
 use super::aeolus::{AeolusConfig, AeolusStats};
+pub use super::priorities::Priorities;
 
 pub use scheme::{Homa, HomaReport};
 
@@ -106,79 +105,6 @@ impl HomaConfig {
             a.validate()?;
         }
         Ok(())
-    }
-}
-
-/// The priority levels of a run: which go to unscheduled packets and the message sizes that choose among them.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Priorities {
-    /// Unscheduled level `i` (0 highest) carries messages of at most `cutoffs[i]` bytes; the last is `u64::MAX`.
-    cutoffs: Vec<u64>,
-    /// Scheduled levels: `unscheduled()..total`.
-    total: u32,
-}
-
-impl Priorities {
-    /// Levels for a workload whose messages have `sizes` bytes (any order; the run's own messages stand for the
-    /// size distribution), with `cfg`'s count of levels and RTTbytes.
-    pub fn from_sizes(cfg: &HomaConfig, sizes: &[u64]) -> Priorities {
-        let rtt = cfg.rtt_bytes.0;
-        let mut sizes = sizes.to_vec();
-        sizes.sort_unstable();
-        let unsched_bytes: u128 = sizes.iter().map(|&s| s.min(rtt) as u128).sum();
-        let total_bytes: u128 = sizes.iter().map(|&s| s as u128).sum();
-        let levels = if cfg.unscheduled_priorities > 0 {
-            cfg.unscheduled_priorities
-        } else if total_bytes == 0 {
-            1
-        } else {
-            let share = unsched_bytes as f64 / total_bytes as f64;
-            ((share * cfg.priorities as f64).round() as u32).clamp(1, cfg.priorities - 1)
-        };
-        // Cut where the cumulative unscheduled bytes pass each 1/levels of their total (smallest first).
-        let mut cutoffs = Vec::with_capacity(levels as usize);
-        let mut acc = 0u128;
-        let mut next = 1;
-        for &s in &sizes {
-            acc += s.min(rtt) as u128;
-            while next < levels && acc * levels as u128 >= unsched_bytes * next as u128 {
-                if cutoffs.last() != Some(&s) {
-                    cutoffs.push(s);
-                }
-                next += 1;
-            }
-        }
-        cutoffs.truncate(levels as usize - 1);
-        cutoffs.push(u64::MAX);
-        Priorities {
-            cutoffs,
-            total: cfg.priorities,
-        }
-    }
-
-    /// Levels given to unscheduled packets: `0..unscheduled()`.
-    pub fn unscheduled(&self) -> u32 {
-        self.cutoffs.len() as u32
-    }
-
-    /// The level of the unscheduled packets of a message of `size` bytes (§3 "Packet priorities": set by the
-    /// sender from the message's size).
-    pub fn unscheduled_level(&self, size: u64) -> u8 {
-        self.cutoffs.partition_point(|&c| c < size) as u8
-    }
-
-    /// Scheduled levels (`total - unscheduled()`).
-    pub fn scheduled(&self) -> u32 {
-        self.total - self.unscheduled()
-    }
-
-    /// The scheduled level of the message ranked `rank` (0: fewest bytes left) among `n` granted ones: the
-    /// highest scheduled level for rank 0 when every level is used, the lowest `n` levels otherwise (§3 "Packet
-    /// priorities": leaving the higher ones free for shorter messages that come later).
-    pub fn scheduled_level(&self, rank: u32, n: u32) -> u8 {
-        let s = self.scheduled();
-        let n = n.min(s);
-        (self.unscheduled() + (s - n) + rank.min(n - 1)) as u8
     }
 }
 
@@ -313,60 +239,9 @@ impl std::ops::Add for HomaStats {
 mod tests {
     use super::*;
 
-    fn cfg(priorities: u32) -> HomaConfig {
-        HomaConfig {
-            priorities,
-            rtt_bytes: Bytes(10_000),
-            ..HomaConfig::default()
-        }
-    }
-
-    #[test]
-    fn levels_split_by_bytes_and_cutoffs_by_equal_unscheduled_bytes() {
-        // 90 messages of 1 KB and 10 of 1 MB: unscheduled bytes 90 KB + 100 KB of 10.09 MB in all, 1.9%:
-        // one unscheduled level of 8.
-        let mut sizes = vec![1_000; 90];
-        sizes.extend([1_000_000; 10]);
-        let p = Priorities::from_sizes(&cfg(8), &sizes);
-        assert_eq!((p.unscheduled(), p.scheduled()), (1, 7));
-        assert_eq!(p.unscheduled_level(1), 0);
-        assert_eq!(p.unscheduled_level(u64::MAX), 0);
-        // All short messages: every byte unscheduled, so all levels but one; cutoffs at equal byte shares.
-        let sizes: Vec<u64> = (1..=100).map(|i| i * 100).collect();
-        let p = Priorities::from_sizes(&cfg(4), &sizes);
-        assert_eq!(p.unscheduled(), 3);
-        // Unscheduled bytes 100·5050 = 505,000: a third is passed at 5,800 (171,100 ≥ 168,333) and two
-        // thirds at 8,200 (340,300 ≥ 336,667).
-        assert_eq!(p.cutoffs, vec![5_800, 8_200, u64::MAX]);
-        assert_eq!(p.unscheduled_level(5_800), 0);
-        assert_eq!(p.unscheduled_level(5_801), 1);
-        assert_eq!(p.unscheduled_level(1_000_000), 2);
-        let fixed = HomaConfig {
-            unscheduled_priorities: 2,
-            ..cfg(4)
-        };
-        assert_eq!(Priorities::from_sizes(&fixed, &sizes).unscheduled(), 2);
-    }
-
-    #[test]
-    fn fewer_granted_messages_than_levels_use_the_lowest() {
-        let p = Priorities {
-            cutoffs: vec![u64::MAX],
-            total: 8,
-        };
-        // Seven scheduled levels, 1..=7; two messages take 6 and 7, the shorter 6.
-        assert_eq!(p.scheduled_level(0, 2), 6);
-        assert_eq!(p.scheduled_level(1, 2), 7);
-        assert_eq!(p.scheduled_level(0, 7), 1);
-        assert_eq!(p.scheduled_level(6, 9), 7);
-    }
-
     #[test]
     fn grants_go_to_the_shortest_remaining_messages_within_the_overcommitment() {
-        let p = Priorities {
-            cutoffs: vec![u64::MAX],
-            total: 4,
-        };
+        let p = Priorities::from_sizes(4, 1, 0, &[]);
         let mut g = GrantScheduler::default();
         let mut out = Vec::new();
         // Three messages; each arrived with its first unscheduled packet of 1 KB of 10 KB unscheduled.
@@ -426,10 +301,7 @@ mod tests {
 
     #[test]
     fn a_fully_granted_message_leaves_the_set_and_grants_never_shrink() {
-        let p = Priorities {
-            cutoffs: vec![u64::MAX],
-            total: 2,
-        };
+        let p = Priorities::from_sizes(2, 1, 0, &[]);
         let mut g = GrantScheduler::default();
         let mut out = Vec::new();
         g.on_data(1, 15_000, 1_000, 10_000);

@@ -405,7 +405,12 @@ impl Describe for Homa {
             );
         }
         let sizes: Vec<u64> = fab.flows().iter().map(|f| f.spec.size.0).collect();
-        let prio = Priorities::from_sizes(&cfg, &sizes);
+        let prio = Priorities::from_sizes(
+            cfg.priorities,
+            cfg.unscheduled_priorities,
+            cfg.rtt_bytes.0,
+            &sizes,
+        );
         let overcommitment = match cfg.overcommitment {
             0 => prio.scheduled(),
             n => n,
