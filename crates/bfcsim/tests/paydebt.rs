@@ -172,3 +172,27 @@ fn a_two_token_limiter_keeps_large_flows_faster_than_a_one_token_one() {
         "flows of 1 MB and more: average slowdown {two} two tokens deep, {one} one token deep"
     );
 }
+
+/// §5.2's variant with SRPT and eight priority queues (`paydebt-8`): short flows' unscheduled packets ride the
+/// high levels, so the shortest flows' tail falls well below one-queue PayDebt's; probes take the lowest level
+/// of their flow's data, so reordering across levels never makes a probe ask for data still on its way.
+#[test]
+fn eight_priority_queues_speed_the_shortest_flows_and_keep_probes_behind_the_data() {
+    let one_packet_p99 =
+        |summary: &serde_json::Value| summary["buckets"][0]["slowdown"]["p99"].as_f64().unwrap();
+    let (one, _) = hadoop("paydebt-one-queue", "5ms", &[]);
+    let (eight, run_json) = hadoop(
+        "paydebt-eight-queues",
+        "5ms",
+        &["--set", "scheme.name=paydebt-8"],
+    );
+    assert_eq!(eight["unfinished"], 0, "every flow finished");
+    let c = &run_json["counters"];
+    assert_eq!(c["duplicate_packets"], 0, "{c}");
+    assert_eq!(eight["flow_control"]["paydebt"]["resend_tokens"], 0);
+    let (p8, p1) = (one_packet_p99(&eight), one_packet_p99(&one));
+    assert!(
+        p8 < 0.8 * p1,
+        "one-packet flows' p99 slowdown: {p8} with eight queues, {p1} with one"
+    );
+}

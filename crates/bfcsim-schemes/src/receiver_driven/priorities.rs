@@ -51,6 +51,11 @@ impl Priorities {
         Priorities { cutoffs, total }
     }
 
+    /// All levels, unscheduled and scheduled.
+    pub fn levels(&self) -> u32 {
+        self.total
+    }
+
     /// Levels given to unscheduled packets: `0..unscheduled()`.
     pub fn unscheduled(&self) -> u32 {
         self.cutoffs.len() as u32

@@ -136,6 +136,15 @@ pub struct PayDebtConfig {
     /// probes, and a flow whose last packets are lost waits `probe_timeout`. Under Memcached the probes add a
     /// quarter to the data's bytes.
     pub probe_at_end: bool,
+    /// Data priority levels of every switch port (`switch.classes` is one more, for debts and tokens). 1: one
+    /// data queue (§4.3, §5's default). More: §5.2's variant "SRPT strategy and eight priority queues", whose
+    /// description (the paper's [53]) is not at hand; levels as Homa's ([`crate::receiver_driven::priorities`]):
+    /// unscheduled packets by their flow's size, scheduled ones at the level their token carries, set by the
+    /// receiver from the flow's rank by bytes left among the flows it sends tokens to.
+    pub priorities: u32,
+    /// Levels of `priorities` for unscheduled packets; 0 derives them from the workload (Homa's rule: the
+    /// share of the bytes sent unscheduled, at least one level and at most all but one).
+    pub unscheduled_priorities: u32,
 }
 
 impl Default for PayDebtConfig {
@@ -156,6 +165,8 @@ impl Default for PayDebtConfig {
             scheduling: TokenScheduling::RoundRobin,
             probe_timeout: Time::from_ms(4),
             probe_at_end: true,
+            priorities: 1,
+            unscheduled_priorities: 0,
         }
     }
 }
@@ -198,6 +209,18 @@ impl PayDebtConfig {
             return Err(
                 "flow_control.token_size and token_burst must be at least 1 (byte, token)".into(),
             );
+        }
+        if !(1..=63).contains(&self.priorities) {
+            return Err(format!(
+                "flow_control.priorities = {} must be in 1..=63",
+                self.priorities
+            ));
+        }
+        if self.unscheduled_priorities > 0 && self.unscheduled_priorities >= self.priorities {
+            return Err(format!(
+                "flow_control.unscheduled_priorities = {} must leave a scheduled level below priorities = {}",
+                self.unscheduled_priorities, self.priorities
+            ));
         }
         if self.probe_timeout == Time::ZERO || self.update_period == Some(Time::ZERO) {
             return Err("flow_control.probe_timeout and update_period must be positive".into());

@@ -292,6 +292,25 @@ impl Receiver {
             .copied()
     }
 
+    /// Flow `id`'s rank among the flows this receiver sends tokens to (those with tokens sent or due), by bytes
+    /// left to receive, the lowest id among equals, and how many there are: `(rank, n)`. For the level of the
+    /// packets its tokens call for (the eight-queue variant).
+    pub fn rank(&self, id: u32) -> (u32, u32) {
+        let Some(me) = self.flows.get(&id) else {
+            return (0, 1);
+        };
+        let key = (me.remaining, id);
+        let (mut rank, mut n) = (0, 0);
+        for (&other, f) in &self.flows {
+            if f.sent == 0 && !f.due() {
+                continue;
+            }
+            n += 1;
+            rank += u32::from((f.remaining, other) < key);
+        }
+        (rank, n.max(rank + 1))
+    }
+
     /// Flow `id`'s window, while it is incoming.
     pub fn window(&self, id: u32) -> Option<&TokenWindow> {
         self.flows.get(&id).map(|f| &f.window)
@@ -456,6 +475,33 @@ mod tests {
             drain(&mut r),
             [Emit::Token(2, 1), Emit::Token(2, 2), Emit::Token(1, 1)]
         );
+    }
+
+    #[test]
+    fn a_flows_rank_counts_the_flows_with_tokens_by_bytes_left() {
+        let mut r = receiver(DebtTiming::None);
+        let with_left = |remaining, token_request| Arrival {
+            token_request,
+            remaining,
+            ..Arrival::default()
+        };
+        r.on_data(1, with_left(50_000, true), T);
+        r.on_data(2, with_left(5_000, true), T);
+        r.on_data(3, with_left(20_000, true), T);
+        // Flow 4 has only unscheduled packets in flight: no token for it, so it takes no rank.
+        r.on_data(4, with_left(1_000, false), T);
+        assert_eq!((r.rank(2), r.rank(3), r.rank(1)), ((0, 3), (1, 3), (2, 3)));
+        // Once its tokens have gone, a flow keeps its rank until its data is all in.
+        drain(&mut r);
+        r.on_data(
+            2,
+            Arrival {
+                complete: true,
+                ..with_left(0, false)
+            },
+            T,
+        );
+        assert_eq!((r.rank(3), r.rank(1)), ((0, 2), (1, 2)));
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //!   expected byte: they acknowledge the data as they go (the transport itself acknowledges only whole flows).
 //!   A probe names the ranges still missing below its byte, each asked for again by a [`RESEND_TOKEN`] (§4.4:
 //!   "the same logic as that of re-ordered data packets"), and on a timeout the tokens lost on the way.
-//! - **Switches** (§4.3): data (and probes) in one queue, marked above `K_d` bytes; debts and tokens in a
+//! - **Switches** (§4.3): data (and probes) in one queue (or, in the eight-queue variant, at the level of
+//!   their flow's size or of their token: [`Priorities`]), marked above `K_d` bytes of data at the port; debts and tokens in a
 //!   strict-priority queue ahead of it ([`ShapedQueue`]), rate-limited at the debt/token share of the link,
 //!   admitted by the shared buffer (never dropped for congestion, §4.1.1), tokens marked above `K_t`. The
 //!   transport's acknowledgements (one per flow) ride the switches' control queue, ahead of both and not
@@ -35,6 +36,7 @@ use crate::fabric::{
     SwitchOps, SwitchSide,
 };
 use crate::receiver_driven::aeolus;
+use crate::receiver_driven::priorities::Priorities;
 use crate::receiver_driven::shaper::{CreditShaper, ShapedQueue, credit_rate};
 use crate::transport::Recovery;
 
@@ -43,8 +45,10 @@ pub struct PayDebt {
     cfg: PayDebtConfig,
     /// The switch ports' debt/token queues and their rate limiters.
     tokens: ShapedQueue,
-    /// The switch ports' data queue.
+    /// The switch ports' data queue (the highest of the variant's data levels).
     data_q: usize,
+    /// The variant's data levels (`priorities` > 1); none: one data queue.
+    prio: Option<Priorities>,
     /// Payload bytes of a full data packet (the MTU of §4.4's `debt_to_receive`).
     mss: u32,
     /// Bytes a flow sends unscheduled.
@@ -98,6 +102,14 @@ struct SenderSide {
     end_probe: bool,
     /// Waiting for the pair bound.
     parked: bool,
+    /// The level of its unscheduled packets (the variant's, by the flow's size).
+    unscheduled_level: u8,
+    /// The level of its scheduled packets: its latest token's.
+    level: u8,
+    /// The lowest level (largest number) its data has taken, which its probes take, so that a probe arrives
+    /// behind all of the flow's data sent before it (§4.4: "the same priority as data packets; therefore, it
+    /// will not arrive out-of-order").
+    class: u8,
 }
 
 impl PayDebt {
@@ -173,6 +185,7 @@ impl PayDebt {
             return;
         }
         let s = &mut self.senders[slot];
+        s.level = p.class;
         if p.kind == TOKEN {
             s.heard = s.heard.max(p.aux);
         }
@@ -214,14 +227,19 @@ impl SwitchSide for PayDebt {
         matches!(p.kind, TOKEN | DEBT | RESEND_TOKEN).then(|| fab.toward_source(p.flow, s))
     }
 
-    /// Data and probes join the data queue, data marked above `K_d`; debts and tokens the debt/token queue,
-    /// tokens marked above `K_t`.
+    /// Data and probes join the data queue (the variant's: their level's), data marked above `K_d` bytes of
+    /// data at the port; debts and tokens the debt/token queue, tokens marked above `K_t`.
     fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
         let kind = e.p.kind;
         if kind == PacketKind::DATA || kind == PROBE {
-            let q = self.data_q;
+            let levels = self.prio.as_ref().map_or(1, Priorities::levels);
+            let q = self.data_q + if levels > 1 { e.p.class as usize } else { 0 };
             fab.admit(e, q)?;
-            if kind == PacketKind::DATA && fab.queues(e.out_sp).queue_bytes(q) > self.k_d {
+            let queues = fab.queues(e.out_sp);
+            let data: u64 = (self.data_q..self.data_q + levels as usize)
+                .map(|q| queues.queue_bytes(q))
+                .sum();
+            if kind == PacketKind::DATA && data > self.k_d {
                 fab.packet_mut(e.pkt).mark |= bits::DATA_CE;
                 self.stats.data_marked += 1;
             }
@@ -271,11 +289,13 @@ impl NicSide for PayDebt {
         }
         let now = fab.now();
         let flow = fab.flow(id);
+        let size = flow.spec.size.0;
         self.senders[slot] = SenderSide {
-            tokens: Tokens::new(flow.spec.size.0, self.mss, self.unscheduled),
-            size: flow.spec.size.0,
+            tokens: Tokens::new(size, self.mss, self.unscheduled),
+            size,
             dst: flow.dst_host,
             heard_at: now,
+            unscheduled_level: self.prio.as_ref().map_or(0, |p| p.unscheduled_level(size)),
             ..SenderSide::default()
         };
         self.open(h, slot);
@@ -302,27 +322,36 @@ impl NicSide for PayDebt {
         let emit = hs.rx.emit()?;
         hs.shaper.take(now);
         let size = self.cfg.token_size.0 as u32;
-        let (f, kind, number) = match emit {
+        let (f, kind, aux, resend) = match emit {
             Emit::Debt(f) => {
                 self.stats.debts += 1;
-                (f, DEBT, 0)
+                (f, DEBT, 0, None)
             }
-            Emit::Ack(f) => (f, TOKEN, 0),
+            Emit::Ack(f) => (f, TOKEN, 0, None),
             Emit::Token(f, number) => {
                 self.stats.tokens += 1;
-                (f, TOKEN, number)
+                (f, TOKEN, number, None)
             }
             Emit::Resend(f, seq, len) => {
                 self.stats.tokens += 1;
                 self.stats.resend_tokens += 1;
-                return Some(fab.new_control(FlowId(f), true, RESEND_TOKEN, (seq, len), size));
+                (f, RESEND_TOKEN, len, Some(seq))
             }
         };
         // Debts and tokens carry the receiver's next expected byte (all of a complete flow's, for the
-        // acknowledgement a timed-out probe draws).
+        // acknowledgement a timed-out probe draws); a resend token, the range it asks for.
         let id = FlowId(f);
-        let ack = fab.receiver(id).next_expected(fab.flow(id).spec.size.0);
-        Some(fab.new_control(id, true, kind, (ack, number), size))
+        let seq =
+            resend.unwrap_or_else(|| fab.receiver(id).next_expected(fab.flow(id).spec.size.0));
+        let pkt = fab.new_control(id, true, kind, (seq, aux), size);
+        // The variant: a token carries the level of the packet it calls for, by its flow's rank here.
+        if let Some(prio) = &self.prio
+            && kind != DEBT
+        {
+            let (rank, n) = self.hosts[h as usize].rx.rank(f);
+            fab.packet_mut(pkt).class = prio.scheduled_level(rank, n);
+        }
+        Some(pkt)
     }
 
     /// A token waits, or (new data only) an unscheduled packet is left; a flow that its pair bound did not
@@ -354,7 +383,15 @@ impl NicSide for PayDebt {
         let s = &mut self.senders[slot];
         let p = fab.packet_mut(pkt);
         let (id, seq, payload) = (p.flow, p.seq, p.payload);
-        match s.tokens.spend() {
+        let sent = s.tokens.spend();
+        if self.prio.is_some() {
+            p.class = match sent {
+                Sent::Token(_) => s.level,
+                Sent::Unscheduled => s.unscheduled_level,
+            };
+            s.class = s.class.max(p.class);
+        }
+        match sent {
             Sent::Token(marked) => {
                 if marked {
                     p.mark |= bits::TOKEN_ECHO;
@@ -381,7 +418,11 @@ impl NicSide for PayDebt {
         let (high, heard) = (s.sent_high, s.heard);
         self.stats.probes += 1;
         let size = self.cfg.token_size.0 as u32;
+        let class = s.class;
         let probe = fab.new_control(id, false, PROBE, (high, heard), size);
+        if self.prio.is_some() {
+            fab.packet_mut(probe).class = class;
+        }
         fab.queue_control(h, probe);
     }
 
@@ -447,11 +488,15 @@ impl NicSide for PayDebt {
             if due > now {
                 continue;
             }
-            let (high, heard) = (s.sent_high, s.heard);
+            let (high, heard, class) = (s.sent_high, s.heard, s.class);
             self.stats.probes += 1;
             self.stats.probe_timeouts += 1;
             let probe = fab.new_control(FlowId(f), false, PROBE, (high, heard), size);
-            fab.packet_mut(probe).mark |= bits::TIMED_OUT;
+            let p = fab.packet_mut(probe);
+            p.mark |= bits::TIMED_OUT;
+            if self.prio.is_some() {
+                p.class = class;
+            }
             fab.send_control(self, h, probe);
         }
         let hs = &self.hosts[h as usize];
@@ -469,16 +514,26 @@ impl NicSide for PayDebt {
 
 impl Scheme for PayDebt {}
 
-/// A PayDebt preset's configuration: `$extra` lines of `[flow_control]`, two strict-priority queues per port
-/// (debts/tokens, data), flow-level ECMP (the default), whole-flow ACKs over selective repeat, and the
-/// transport's own timeout only as a last resort behind the probes (64 ms).
+/// A PayDebt preset's configuration: `$extra` lines of `[flow_control]`, `$queues` strict-priority queues per
+/// port (debts/tokens, then data; 2 but for the eight-queue variant), `$nic` lines of `[nic]`, flow-level ECMP
+/// (the default), whole-flow ACKs over selective repeat, and the transport's own timeout only as a last resort
+/// behind the probes (64 ms).
 macro_rules! preset {
     ($extra:literal) => {
+        preset!($extra, "2", "")
+    };
+    ($extra:literal, $queues:literal, $nic:literal) => {
         concat!(
             "[cc]\nname = \"none\"\n[flow_control]\nkind = \"paydebt\"\n",
             $extra,
-            "[switch]\nclasses = 2\nqueues_per_port = 2\ncontrol_priority = true\nack_priority = true\n\
-             [nic]\nack_every = 0\nrecovery = \"selective\"\nnack = false\n\
+            "[switch]\nclasses = ",
+            $queues,
+            "\nqueues_per_port = ",
+            $queues,
+            "\ncontrol_priority = true\nack_priority = true\n\
+             [nic]\n",
+            $nic,
+            "ack_every = 0\nrecovery = \"selective\"\nnack = false\n\
              rto_initial = \"64ms\"\nrto_min = \"64ms\"\n"
         )
     };
@@ -491,13 +546,16 @@ impl Describe for PayDebt {
     type Config = PayDebtConfig;
     type Stats = PayDebtStats;
 
-    /// Debts/tokens and data in two strict-priority queues; debts and tokens retrace the data's path.
+    /// Debts/tokens and data (each of its levels) in strict-priority queues; debts and tokens retrace the
+    /// data's path.
     fn validate(cfg: &PayDebtConfig, switch: &SwitchFacts) -> Result<(), String> {
-        if switch.classes != 2 || switch.queues_per_port != 2 {
+        let queues = cfg.priorities + 1;
+        if switch.classes != queues || switch.queues_per_port != queues {
             return Err(format!(
-                "flow_control.kind = \"paydebt\" puts debts and tokens, and data, in two strict-priority queues \
-                 (§4.3): set switch.classes = 2 and switch.queues_per_port = 2 (not {} and {})",
-                switch.classes, switch.queues_per_port
+                "flow_control.kind = \"paydebt\" puts debts and tokens in one strict-priority queue and data in \
+                 flow_control.priorities = {} more (§4.3): set switch.classes = {queues} and \
+                 switch.queues_per_port = {queues} (not {} and {})",
+                cfg.priorities, switch.classes, switch.queues_per_port
             ));
         }
         if !switch.ecmp {
@@ -547,12 +605,23 @@ impl Describe for PayDebt {
                 probes: BinaryHeap::new(),
             })
             .collect();
+        let unscheduled = cfg.unscheduled.resolve(&ctx);
+        let prio = (cfg.priorities > 1).then(|| {
+            let sizes: Vec<u64> = fab.flows().iter().map(|f| f.spec.size.0).collect();
+            Priorities::from_sizes(
+                cfg.priorities,
+                cfg.unscheduled_priorities,
+                unscheduled,
+                &sizes,
+            )
+        });
         let layout = fab.layout();
         Ok(PayDebt {
             tokens: ShapedQueue::new(layout.data_queue(0), ports),
             data_q: layout.data_queue(1),
+            prio,
             mss,
-            unscheduled: cfg.unscheduled.resolve(&ctx),
+            unscheduled,
             pair_limit: cfg.pair_limit.map(|w: WindowSpec| w.resolve(&ctx)),
             k_d: (cfg.k_d * bdp) as u64,
             k_t: cfg.k_t * bdp / mss as f64,
@@ -572,6 +641,17 @@ impl Describe for PayDebt {
                           sent on ECN (K_d 1 BDP), tokens round-robin under Algorithm 1 (K_t 1 BDP), debts and tokens \
                           rate-limited together at every port; unscheduled bytes per host pair bounded at 1 BDP",
                 config: preset!(""),
+            },
+            Preset {
+                name: "paydebt-8",
+                summary: "paydebt with SRPT and eight priority queues (PayDebt §5.2's variant): tokens and the \
+                          senders' NICs by bytes left, data on eight levels as Homa's (unscheduled packets by their \
+                          flow's size, scheduled ones at the level their token carries)",
+                config: preset!(
+                    "priorities = 8\nscheduling = \"srpt\"\n",
+                    "9",
+                    "scheduler = \"srf\"\n"
+                ),
             },
             Preset {
                 name: "paydebt-no-debt",
