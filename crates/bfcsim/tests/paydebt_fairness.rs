@@ -29,7 +29,8 @@ fn run(scheme: &str) -> Outcome {
 }
 
 /// Per interval between two consecutive joins or leaves with at least two flows (from `SETTLE` after its start):
-/// the active flows, Jain's index of their mean throughputs, and the token queue's mean bytes.
+/// the active flows, Jain's index of their mean throughputs, and the token queue's mean bytes; each interval is
+/// printed with the sum of the throughputs (`-- --nocapture` shows the numbers in docs/FIDELITY.md).
 fn intervals(out: &Outcome) -> Vec<(Vec<usize>, f64, f64)> {
     let trace = &out.trace.as_ref().expect("traced").series;
     let mut events: Vec<Time> = out
@@ -66,7 +67,11 @@ fn intervals(out: &Outcome) -> Vec<(Vec<usize>, f64, f64)> {
             let x: Vec<f64> = active.iter().map(|&i| sum[i].0 / sum[i].1 as f64).collect();
             let (s, s2): (f64, f64) = (x.iter().sum(), x.iter().map(|v| v * v).sum());
             let jain = s * s / (x.len() as f64 * s2);
-            Some((active, jain, tokens / samples as f64))
+            let queue = tokens / samples as f64;
+            eprintln!(
+                "flows {active:?}: Jain {jain:.3}, {s:.2} Gb/s in all, {TOKEN_QUEUE} {queue:.0} B"
+            );
+            Some((active, jain, queue))
         })
         .collect()
 }
@@ -74,6 +79,12 @@ fn intervals(out: &Outcome) -> Vec<(Vec<usize>, f64, f64)> {
 #[test]
 fn paydebt_shares_one_bottleneck_fairly_and_keeps_its_token_queue_near_k_t() {
     let paydebt = run("paydebt");
+    let fcts: Vec<String> = paydebt
+        .records
+        .iter()
+        .map(|r| format!("{:.2}", (r.finish.unwrap() - r.start).0 as f64 / 1e9))
+        .collect();
+    eprintln!("PayDebt: completion times (ms) {}", fcts.join(", "));
     let spans = intervals(&paydebt);
     assert!(spans.len() >= 12, "{} intervals", spans.len());
     // "Good fairness" (the paper gives no number) read as Jain's index of at least 0.95 in every interval.
