@@ -138,7 +138,7 @@ pub struct PayDebtConfig {
     pub probe_at_end: bool,
     /// Data priority levels of every switch port (`switch.classes` is one more, for debts and tokens). 1: one
     /// data queue (§4.3, §5's default). More: §5.2's variant "SRPT strategy and eight priority queues", whose
-    /// description (the paper's [53]) is not at hand; levels as Homa's ([`crate::receiver_driven::priorities`]):
+    /// description (the paper's \[53\]) is not at hand; levels as Homa's ([`crate::receiver_driven::priorities`]):
     /// unscheduled packets by their flow's size, scheduled ones at the level their token carries, set by the
     /// receiver from the flow's rank by bytes left among the flows it sends tokens to.
     pub priorities: u32,
