@@ -11,14 +11,14 @@
 //!   expected byte: they acknowledge the data as they go (the transport itself acknowledges only whole flows).
 //!   A probe names the ranges still missing below its byte, each asked for again by a [`RESEND_TOKEN`] (§4.4:
 //!   "the same logic as that of re-ordered data packets"), and on a timeout the tokens lost on the way.
-//! - **Switches** (§4.3): data (and probes) in one queue (or, in the eight-queue variant, at the level of
-//!   their flow's size or of their token: [`Priorities`]), marked above `K_d` bytes of data at the port; debts and tokens in a
-//!   strict-priority queue ahead of it ([`ShapedQueue`]), rate-limited at the debt/token share of the link,
-//!   admitted by the shared buffer (never dropped for congestion, §4.1.1), tokens marked above `K_t`. The
-//!   transport's acknowledgements (one per flow) ride the switches' control queue, ahead of both and not
-//!   rate-limited (§5.2 has them beside the debts and tokens, out of the data queue; behind the rate limiter,
-//!   Memcached's acknowledgements alone would exceed its share). Debts and tokens retrace their flow's data path (§4.1.1's symmetric paths), so they
-//!   compete for the rate limiters of the links their data crosses.
+//! - **Switches** (§4.3): data (and probes) in one queue (or, in the eight-queue variant, at the level of their flow's
+//!   size or of their token: [`Priorities`]), marked above `K_d` bytes of data at the port; debts and tokens in a
+//!   strict-priority queue ahead of it ([`ShapedQueue`]), rate-limited at the debt/token share of the link, admitted
+//!   by the shared buffer (never dropped for congestion, §4.1.1), tokens marked above `K_t`. The transport's
+//!   acknowledgements (one per flow) ride the switches' control queue, ahead of both and not rate-limited (§5.2 has
+//!   them beside the debts and tokens, out of the data queue; behind the rate limiter, Memcached's acknowledgements
+//!   alone would exceed its share). Debts and tokens retrace their flow's data path (§4.1.1's symmetric paths), so
+//!   they compete for the rate limiters of the links their data crosses.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
