@@ -29,7 +29,7 @@ proptest! {
 /// to cut. Byte 5 picks the scheme among the presets: a new preset moves it.
 #[test]
 fn a_trim_tail_run_with_packets_smaller_than_a_header() {
-    let run = SmallRun::from_bytes(&[13, 0, 1, 0, 3, 38, 0, 0, 39, 5, 98, 91, 26, 150, 97, 17]);
+    let run = SmallRun::from_bytes(&[13, 0, 1, 0, 3, 39, 0, 0, 39, 5, 98, 91, 26, 150, 97, 17]);
     assert!(
         run.overrides.iter().any(|o| o == "scheme.name=dctcp-trim"),
         "{:?}",
