@@ -236,10 +236,12 @@ impl SwitchSide for PayDebt {
             let q = self.data_q + if levels > 1 { e.p.class as usize } else { 0 };
             fab.admit(e, q)?;
             let queues = fab.queues(e.out_sp);
-            let data: u64 = (self.data_q..self.data_q + levels as usize)
-                .map(|q| queues.queue_bytes(q))
-                .sum();
-            if kind == PacketKind::DATA && data > self.k_d {
+            let data = || -> u64 {
+                (self.data_q..self.data_q + levels as usize)
+                    .map(|q| queues.queue_bytes(q))
+                    .sum()
+            };
+            if kind == PacketKind::DATA && data() > self.k_d {
                 fab.packet_mut(e.pkt).mark |= bits::DATA_CE;
                 self.stats.data_marked += 1;
             }
