@@ -31,7 +31,7 @@ use bfcsim_core::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 /// One hop of a route: a link and what lies behind it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Hop {
     /// Rate of the link's transmitter (the sender's NIC for the first hop).
     pub rate: Rate,
@@ -41,7 +41,7 @@ pub struct Hop {
 }
 
 /// The route of a flow as the ideal-FCT formulas need it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PathProfile {
     /// Hops from the sender's NIC to the receiver, in order (at least one).
     pub hops: Vec<Hop>,
