@@ -665,10 +665,13 @@ fn ideal_fcts(
             let id = FlowId::from_idx(i);
             let path = scratch.profile(sim, id, racks);
             let (spec, ..) = sim.flow(id);
-            let next = profiles.len() as u32;
             let profile = match profiles.get(path) {
-                Some(&known) => known,
-                None => *profiles.entry(path.clone()).or_insert(next),
+                Some(&seen) => seen,
+                None => {
+                    let fresh = profiles.len() as u32;
+                    profiles.insert(path.clone(), fresh);
+                    fresh
+                }
             };
             if let Some(&fcts) = known.get(&(profile, spec.size.0)) {
                 return Ok(fcts);
