@@ -108,7 +108,7 @@ struct SenderSide {
     level: u8,
     /// The lowest level (largest number) its data has taken, which its probes take, so that a probe arrives
     /// behind all of the flow's data sent before it (§4.4: "the same priority as data packets; therefore, it
-    /// will not arrive out-of-order").
+    /// will not arrive out-of-order"). Stays 0, a control packet's class, with one data level.
     class: u8,
 }
 
@@ -422,9 +422,7 @@ impl NicSide for PayDebt {
         let size = self.cfg.token_size.0 as u32;
         let class = s.class;
         let probe = fab.new_control(id, false, PROBE, (high, heard), size);
-        if self.prio.is_some() {
-            fab.packet_mut(probe).class = class;
-        }
+        fab.packet_mut(probe).class = class;
         fab.queue_control(h, probe);
     }
 
@@ -496,9 +494,7 @@ impl NicSide for PayDebt {
             let probe = fab.new_control(FlowId(f), false, PROBE, (high, heard), size);
             let p = fab.packet_mut(probe);
             p.mark |= bits::TIMED_OUT;
-            if self.prio.is_some() {
-                p.class = class;
-            }
+            p.class = class;
             fab.send_control(self, h, probe);
         }
         let hs = &self.hosts[h as usize];
