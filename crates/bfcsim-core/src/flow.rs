@@ -22,3 +22,19 @@ pub struct FlowSpec {
     /// The named workload group the flow belongs to, by index (`[[workload.group]]`; reported separately).
     pub group: Option<u16>,
 }
+
+impl FlowSpec {
+    /// A flow of `size` bytes from host node `src` to host node `dst` at `start`, in the default class and no
+    /// incast or group.
+    pub fn new(src: u32, dst: u32, size: u64, start: Time) -> FlowSpec {
+        FlowSpec {
+            src: NodeId(src),
+            dst: NodeId(dst),
+            size: Bytes(size),
+            start,
+            class: 0,
+            incast: false,
+            group: None,
+        }
+    }
+}

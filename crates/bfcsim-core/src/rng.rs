@@ -25,6 +25,10 @@ pub enum Stream {
     Flow(u32),
     /// Anything else, by a fixed number chosen at the call site.
     Other(u32),
+    /// A switch port's in-band telemetry (PINT's randomized rounding), by port id.
+    Telemetry(u32),
+    /// A flow's congestion controller (PINT's sampling of ACKs), by flow id.
+    Controller(u32),
 }
 
 impl Stream {
@@ -35,6 +39,8 @@ impl Stream {
             Stream::Port(i) => (3, i),
             Stream::Flow(i) => (4, i),
             Stream::Other(i) => (5, i),
+            Stream::Telemetry(i) => (6, i),
+            Stream::Controller(i) => (7, i),
         };
         (tag << 32) | id as u64
     }

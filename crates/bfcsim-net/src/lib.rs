@@ -10,6 +10,8 @@
 //! - [`backpressure`]: deadlock prevention for per-hop backpressure (BFC App. B).
 //! - [`ecn`]: RED/ECN marking on instantaneous queue length.
 //! - [`int`]: in-band network telemetry records (HPCC's per-hop timestamp, tx bytes, queue length, rate).
+//! - [`telemetry`]: the other per-packet stamps controllers read (hop count, remote endpoint delay, PINT's
+//!   digest) and PINT's per-port utilization.
 
 pub mod backpressure;
 pub mod build;
@@ -20,6 +22,7 @@ pub mod mmu;
 pub mod packet;
 pub mod queues;
 pub mod routing;
+pub mod telemetry;
 pub mod topology;
 
 pub use topology::{LinkSet, NodeKind, Topology};

@@ -1,14 +1,9 @@
-//! The list of schemes with their parameters and defaults, printed by `bfcsim schemes`. Parameters and their
+//! The list of congestion controllers with their parameters and defaults, printed by `bfcsim schemes`. Parameters and their
 //! defaults come from serializing each scheme's default configuration, so the list cannot drift from the code.
 
 use serde::Serialize;
 
-use crate::cc::dcqcn::DcqcnConfig;
-use crate::cc::dctcp::DctcpConfig;
-use crate::cc::dctcp_rate::DctcpRateConfig;
-use crate::cc::hpcc::HpccConfig;
-use crate::cc::rtt_target::RttTargetConfig;
-use crate::cc::{CcConfig, FixedConfig};
+use crate::cc::CcConfig;
 
 /// One scheme: its name, what it is, and its parameters with default values.
 #[derive(Clone, Debug, Serialize)]
@@ -40,47 +35,19 @@ pub fn config_params<T: Serialize>(cfg: &T) -> Vec<(String, String)> {
     params
 }
 
-fn params(cfg: &CcConfig) -> Vec<(String, String)> {
-    config_params(cfg)
-        .into_iter()
-        .filter(|(k, _)| k.as_str() != "name")
-        .collect()
-}
-
-/// Every scheme bfcsim implements.
+/// Every congestion controller bfcsim implements, in the registry's order ([`CcConfig::catalog`]).
 pub fn catalog() -> Vec<SchemeInfo> {
-    vec![
-        SchemeInfo {
-            name: "dctcp",
-            summary: "DCTCP (Alizadeh et al. 2010): ECN-fraction window control; line-rate start (BFC §6.2.1)",
-            params: params(&CcConfig::Dctcp(DctcpConfig::default())),
-        },
-        SchemeInfo {
-            name: "dctcp-rate",
-            summary: "rate-based DCTCP as HPCC's ns-3 runs it for RDMA (rdma-hw.cc CC_MODE 8); defaults from its 100 Gb/s config",
-            params: params(&CcConfig::DctcpRate(DctcpRateConfig::default())),
-        },
-        SchemeInfo {
-            name: "dcqcn",
-            summary: "DCQCN (Zhu et al. 2015): ECN/CNP-driven rate control, modelled on HPCC's ns-3 rdma-hw.cc; defaults from its 100 Gb/s config",
-            params: params(&CcConfig::Dcqcn(DcqcnConfig::default())),
-        },
-        SchemeInfo {
-            name: "hpcc",
-            summary: "HPCC (Li et al. 2019): INT-driven window and rate, Algorithm 1 with ns-3's fast react; η = 0.95, maxStage = 5 (BFC §6.2.1)",
-            params: params(&CcConfig::Hpcc(HpccConfig::default())),
-        },
-        SchemeInfo {
-            name: "rtt-target",
-            summary: "BFC App. A.1 Algorithm 1 (Goyal et al. 2022): delay-based window keeping the RTT near 2.5 × base RTT",
-            params: params(&CcConfig::RttTarget(RttTargetConfig::default())),
-        },
-        SchemeInfo {
-            name: "none",
-            summary: "no end-to-end congestion control: send at line rate, optionally capped at a fixed window",
-            params: params(&CcConfig::None(FixedConfig::default())),
-        },
-    ]
+    CcConfig::catalog()
+        .into_iter()
+        .map(|c| SchemeInfo {
+            name: c.name,
+            summary: c.summary,
+            params: config_params(&c.defaults)
+                .into_iter()
+                .filter(|(k, _)| k.as_str() != "name")
+                .collect(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ fn star(cc: CcConfig, drop_notices: bool) -> (FakeFabric, FlowId, CcNic) {
     let mut fab = FakeFabric::star(3, Rate::gbps(100), us(1));
     fab.cc = cc;
     let flow = fab.add_flow(0, 2, 100_000);
-    let nic = CcNic::new(&fab.cc, drop_notices);
+    let nic = CcNic::new(fab.cc.needs(), drop_notices);
     (fab, flow, nic)
 }
 
@@ -70,7 +70,7 @@ fn only_hpcc_has_switches_stamp_and_adds_its_header() {
         let pkt = send(&mut fab, &nic, flow, 0);
         let egress = fab.sp(0, 2);
         let port = fab.sw_port_id(egress);
-        nic.egress(&mut fab, port, egress, pkt);
+        nic.egress(&mut fab, (port, egress), pkt, true);
         assert!(fab.int_stacks().get(pkt).is_empty());
     }
 }
@@ -90,7 +90,7 @@ fn hpcc_switches_stamp_what_the_port_sent_and_still_holds() {
     Plain.enqueue(&mut fab, &e).unwrap();
     fab.set_tx_bytes(port, 5_000);
     fab.now = us(3);
-    nic.egress(&mut fab, port, egress, pkt);
+    nic.egress(&mut fab, (port, egress), pkt, true);
     let expected = IntHop {
         ts: us(3),
         tx_bytes: 5_000,
@@ -124,7 +124,7 @@ fn hpcc_acks_echo_the_stack_and_the_sender_reacts_to_it() {
 
     let first = send(&mut fab, &nic, flow, 0);
     fab.now = us(10);
-    nic.egress(&mut fab, port, egress, first);
+    nic.egress(&mut fab, (port, egress), first, true);
     let (a1, a1_id) = ack(&mut fab, &nic, first, 1000);
     assert_eq!(fab.int_stacks().get(a1_id), fab.int_stacks().get(first));
     let nack = fab.alloc(Packet::blank(PacketKind::NACK));
@@ -141,7 +141,7 @@ fn hpcc_acks_echo_the_stack_and_the_sender_reacts_to_it() {
     let second = send(&mut fab, &nic, flow, 1000);
     fab.set_tx_bytes(port, 125_000);
     fab.now = us(20);
-    nic.egress(&mut fab, port, egress, second);
+    nic.egress(&mut fab, (port, egress), second, true);
     let (a2, a2_id) = ack(&mut fab, &nic, second, 2000);
     fab.log.clear();
     nic.ack_arrived(&mut fab, 0, (&a2, a2_id), 1000, us(10));
@@ -158,14 +158,14 @@ fn dcqcn_receivers_notify_at_most_once_per_interval() {
         cnp_interval: us(50),
         ..DcqcnConfig::default()
     });
-    let mut n = CcNic::new(&cfg, false).notifier();
+    let mut n = CcNic::new(cfg.needs(), false).notifier();
     assert!(matches!(n, Notifier::Cnp(_)));
     assert!(!n.on_data(us(1), false), "unmarked data");
     assert!(n.on_data(us(1), true));
     assert!(!n.on_data(us(20), true), "within the interval");
     assert!(n.on_data(us(51), true));
     for cc in [CcConfig::Dctcp(Default::default()), hpcc()] {
-        let mut silent = CcNic::new(&cc, false).notifier();
+        let mut silent = CcNic::new(cc.needs(), false).notifier();
         assert!(!silent.on_data(us(1), true));
     }
 }

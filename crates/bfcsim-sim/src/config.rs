@@ -156,6 +156,18 @@ impl Default for SwitchConfig {
 }
 
 impl SwitchConfig {
+    /// What a scheme needs to know of the switch it runs on, for [`FlowControl::validate`].
+    pub fn facts(&self) -> bfcsim_schemes::fabric::SwitchFacts {
+        bfcsim_schemes::fabric::SwitchFacts {
+            control_priority: self.control_priority,
+            ack_priority: self.ack_priority,
+            classes: self.classes,
+            queues_per_port: self.queues_per_port,
+            one_pool: self.ports_per_pool == 0 && self.pool_size.is_none(),
+            ecmp: self.load_balancing == bfcsim_net::routing::LoadBalancing::Ecmp,
+        }
+    }
+
     /// Checks the parameters; the message names the field.
     pub fn validate(&self) -> Result<(), String> {
         if self.queues_per_port == 0 || self.queues_per_port > 4096 {
@@ -274,12 +286,12 @@ mod tests {
         };
         assert!(
             FlowControl::Pfc(PfcConfig::default())
-                .validate(&fifo)
+                .validate(&fifo.facts())
                 .is_ok()
         );
-        assert!(FlowControl::None.validate(&fifo).is_ok());
+        assert!(FlowControl::None.validate(&fifo.facts()).is_ok());
         let e = FlowControl::Bfc(BfcConfig::default())
-            .validate(&fifo)
+            .validate(&fifo.facts())
             .unwrap_err();
         assert!(e.contains("switch.ack_priority"), "{e}");
     }

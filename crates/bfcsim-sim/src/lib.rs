@@ -13,8 +13,9 @@
 //! is a type of `bfcsim-schemes` written against [`bfcsim_schemes::fabric`]: the fabric calls its switch side
 //! and NIC side at fixed points (admission and enqueue, dequeue, frame arrival, its timers, a flow's start and
 //! end, NIC scheduling) as `&mut self` methods and hands them the fabric's verbs. The schemes a run can choose
-//! by `[flow_control] kind` are listed once, in the registry (`src/engine/registry.rs`), whose `schemes!` line
-//! per scheme generates the enum that dispatches every hook statically.
+//! by `[flow_control] kind` are listed once, in `bfcsim-registry`, whose `schemes!` line per scheme generates the
+//! enum that dispatches every hook statically; the engine runs its event loop over that enum's scheme, compiled
+//! for each (`src/engine/registry.rs`), and never names a scheme.
 
 pub mod config;
 mod engine;

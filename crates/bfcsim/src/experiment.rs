@@ -535,7 +535,7 @@ fn validate_sections(c: &ExperimentConfig) -> Result<(), String> {
     c.switch.validate()?;
     c.nic.validate()?;
     c.cc.validate()?;
-    c.flow_control.validate(&c.switch)?;
+    c.flow_control.validate(&c.switch.facts())?;
     c.metrics.budget.validate(c.switch.queues_per_port)?;
     c.run.validate()?;
     c.output.validate()?;

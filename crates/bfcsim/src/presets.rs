@@ -5,98 +5,18 @@
 pub use bfcsim_schemes::fabric::Preset;
 use bfcsim_schemes::fabric::TAGGED;
 
-/// The named schemes of congestion control over what the network runs: the presets no scheme module owns.
-const CC_PRESETS: &[Preset] = &[
-    Preset {
-        name: "dctcp",
-        summary: "DCTCP (Alizadeh et al. 2010) starting at line rate with one BDP (BFC §6.2.1), ECN at 100/400 KB",
-        config: "[cc]\nname = \"dctcp\"\n",
-    },
-    Preset {
-        name: "dctcp-ss",
-        summary: "DCTCP with TCP slow start from 10 packets (BFC App. A.6)",
-        config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 10\n",
-    },
-    Preset {
-        name: "dctcp-pfc",
-        summary: "DCTCP over PFC (BFC §6.2.1: the same PFC thresholds as HPCC's), ECN at 100/400 KB",
-        config: "[cc]\nname = \"dctcp\"\n[flow_control]\nkind = \"pfc\"\n",
-    },
-    Preset {
-        name: "dctcp-rate",
-        summary: "rate-based DCTCP over PFC, as HPCC's ns-3 runs DCTCP (rdma-hw.cc CC_MODE 8), ECN at 100/400 KB",
-        config: "[cc]\nname = \"dctcp-rate\"\n[flow_control]\nkind = \"pfc\"\n",
-    },
-    Preset {
-        name: "dcqcn",
-        summary: "DCQCN (Zhu et al. 2015) over PFC, HPCC ns-3's DCQCN profile, ECN at 100/400 KB (BFC §6.2.1)",
-        config: "[cc]\nname = \"dcqcn\"\n[flow_control]\nkind = \"pfc\"\n",
-    },
-    Preset {
-        name: "dcqcn-rdma",
-        summary: "DCQCN over PFC with the parameters of ns3-rdma, the DCQCN simulator BFC §6.2 names, ECN at 100/400 KB",
-        config: "[cc]\nname = \"dcqcn\"\nrate_increase_interval = \"60us\"\nfast_recovery_times = 5\n\
-                 rate_ai = \"40Mbps\"\nbyte_counter = \"300KB\"\nclamp_target_rate = true\n\
-                 alpha_resume_interval = \"55us\"\ncnp_interval = \"50us\"\n[flow_control]\nkind = \"pfc\"\n",
-    },
-    Preset {
-        name: "hpcc",
-        summary: "HPCC (Li et al. 2019) over PFC: INT, eta 0.95, maxStage 5, 80 B INT per packet (BFC §6.2.1, §6.3)",
-        config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"pfc\"\n",
-    },
-    Preset {
-        name: "hpcc-ideal-retx",
-        summary: "BFC's HPCC-PFC: HPCC without PFC; a switch that drops a packet tells its sender at once, which resends \
-                  that packet alone (BFC §6.2.1)",
-        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\n[nic]\nrecovery = \"selective\"\n",
-    },
-    Preset {
-        name: "hpcc-sfq",
-        summary: "HPCC-PFC with stochastic fair queuing over 32 queues per port (BFC §6.4)",
-        config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\nqueues_per_port = 32\n\
-                 [nic]\nrecovery = \"selective\"\n",
-    },
-    Preset {
-        name: "hpcc-dqa",
-        summary: "HPCC-PFC with BFC's dynamic queue assignment over 32 queues and no backpressure (BFC §6.4)",
-        config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
-                 [switch]\ndrop_notification = true\nqueues_per_port = 32\n[nic]\nrecovery = \"selective\"\n",
-    },
-    Preset {
-        name: "bcc",
-        summary: "BCC (Bai et al., ToN, §IV-B/C): DCTCP from 20 packets in slow start, per-port ECN at 720 KB plus \
-                  shared-buffer ECN/RED on each pool (derived Kmin/Kmax, Pmax 10%, h 8 us)",
-        config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 20\n\
-                 [switch.ecn]\nkmin = \"720KB\"\nkmax = \"720KB\"\n[switch.ecn.shared]\nenabled = true\n",
-    },
-    Preset {
-        name: "bcc-cutoff",
-        summary: "BCC with cut-off shared-buffer marking (§V-C.1): one pool threshold, the middle of the derived \
-                  band (2.2 MB for a 3 MB pool of 8 ports)",
-        config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 20\n\
-                 [switch.ecn]\nkmin = \"720KB\"\nkmax = \"720KB\"\n[switch.ecn.shared]\nenabled = true\n\
-                 cutoff = true\n",
-    },
-    Preset {
-        name: "none",
-        summary: "no congestion or flow control: every flow at line rate",
-        config: "[cc]\nname = \"none\"\n",
-    },
-    Preset {
-        name: "fifo",
-        summary: "one FIFO queue per port, unlimited buffers, 1-BDP NIC cap: ideal-fq's FIFO counterpart (BFC §2.3, Fig. 4)",
-        config: "[cc]\nname = \"none\"\nwindow = \"bdp\"\n[switch]\nqueues_per_port = 1\nunlimited_buffer = true\n",
-    },
-];
-
-/// Every named scheme: the presets above, then each scheme's own ([`bfcsim_sim::FlowControl::catalog`]).
+/// Every named scheme: each congestion controller's presets ([`bfcsim_schemes::cc::CcConfig::catalog`]), then
+/// each flow-control scheme's ([`bfcsim_sim::FlowControl::catalog`]), in their registries' order.
 pub fn presets() -> &'static [Preset] {
     static ALL: std::sync::OnceLock<Vec<Preset>> = std::sync::OnceLock::new();
     ALL.get_or_init(|| {
-        let own = bfcsim_sim::FlowControl::catalog()
+        let controllers = bfcsim_schemes::cc::CcConfig::catalog()
+            .into_iter()
+            .flat_map(|c| c.presets);
+        let schemes = bfcsim_sim::FlowControl::catalog()
             .into_iter()
             .flat_map(|e| e.presets);
-        CC_PRESETS.iter().chain(own).copied().collect()
+        controllers.chain(schemes).copied().collect()
     })
 }
 

@@ -46,7 +46,8 @@
 use bfcsim_core::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{AckSignal, CongestionControl, FlowContext, RateWindow};
+use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs, RateWindow};
+use crate::fabric::Preset;
 
 /// DCQCN parameters. Defaults: HPCC's ns-3 configuration for DCQCN at 100 Gb/s, as run on the reference
 /// (`reference/ns3-perf-k8/dcqcn.config.txt`, which is run.py's `dcqcn` profile); the line of that file is
@@ -368,6 +369,45 @@ impl Dcqcn {
         } else {
             self.timer_stage = self.timer_stage.saturating_add(1);
         }
+    }
+}
+
+impl DescribeCc for Dcqcn {
+    const NAME: &'static str = "dcqcn";
+    const SUMMARY: &'static str = "DCQCN (Zhu et al. 2015): ECN/CNP-driven rate control, modelled on HPCC's ns-3 rdma-hw.cc; defaults from its 100 Gb/s config";
+    type Config = DcqcnConfig;
+
+    fn validate(cfg: &DcqcnConfig) -> Result<(), String> {
+        cfg.validate()
+    }
+
+    fn new(cfg: &DcqcnConfig, ctx: &FlowContext) -> Dcqcn {
+        Dcqcn::new(cfg, ctx)
+    }
+
+    fn needs(cfg: &DcqcnConfig) -> Needs {
+        Needs {
+            pacing: true,
+            notifications: Some(cfg.cnp_interval),
+            ..Needs::default()
+        }
+    }
+
+    fn presets() -> &'static [Preset] {
+        &[
+            Preset {
+                name: "dcqcn",
+                summary: "DCQCN (Zhu et al. 2015) over PFC, HPCC ns-3's DCQCN profile, ECN at 100/400 KB (BFC §6.2.1)",
+                config: "[cc]\nname = \"dcqcn\"\n[flow_control]\nkind = \"pfc\"\n",
+            },
+            Preset {
+                name: "dcqcn-rdma",
+                summary: "DCQCN over PFC with the parameters of ns3-rdma, the DCQCN simulator BFC §6.2 names, ECN at 100/400 KB",
+                config: "[cc]\nname = \"dcqcn\"\nrate_increase_interval = \"60us\"\nfast_recovery_times = 5\n\
+                         rate_ai = \"40Mbps\"\nbyte_counter = \"300KB\"\nclamp_target_rate = true\n\
+                         alpha_resume_interval = \"55us\"\ncnp_interval = \"50us\"\n[flow_control]\nkind = \"pfc\"\n",
+            },
+        ]
     }
 }
 

@@ -19,7 +19,8 @@
 use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{AckSignal, CongestionControl, FlowContext};
+use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs};
+use crate::fabric::Preset;
 
 /// How a DCTCP flow starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +152,65 @@ impl Dctcp {
     /// The congestion window in bytes, unrounded.
     pub fn cwnd(&self) -> f64 {
         self.cwnd
+    }
+}
+
+impl DescribeCc for Dctcp {
+    const NAME: &'static str = "dctcp";
+    const SUMMARY: &'static str =
+        "DCTCP (Alizadeh et al. 2010): ECN-fraction window control; line-rate start (BFC §6.2.1)";
+    type Config = DctcpConfig;
+    const PERSISTS: bool = true;
+
+    fn validate(cfg: &DctcpConfig) -> Result<(), String> {
+        cfg.validate()
+    }
+
+    fn new(cfg: &DctcpConfig, ctx: &FlowContext) -> Dctcp {
+        Dctcp::new(cfg, ctx)
+    }
+
+    fn needs(_: &DctcpConfig) -> Needs {
+        Needs::default()
+    }
+
+    fn presets() -> &'static [Preset] {
+        &[
+            Preset {
+                name: "dctcp",
+                summary: "DCTCP (Alizadeh et al. 2010) starting at line rate with one BDP (BFC §6.2.1), ECN at 100/400 KB",
+                config: "[cc]\nname = \"dctcp\"\n",
+            },
+            Preset {
+                name: "dctcp-ss",
+                summary: "DCTCP with TCP slow start from 10 packets (BFC App. A.6)",
+                config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 10\n",
+            },
+            Preset {
+                name: "dctcp-pfc",
+                summary: "DCTCP over PFC (BFC §6.2.1: the same PFC thresholds as HPCC's), ECN at 100/400 KB",
+                config: "[cc]\nname = \"dctcp\"\n[flow_control]\nkind = \"pfc\"\n",
+            },
+            Preset {
+                name: "bcc",
+                summary: "BCC (Bai et al., ToN, §IV-B/C): DCTCP from 20 packets in slow start, per-port ECN at 720 KB plus \
+                          shared-buffer ECN/RED on each pool (derived Kmin/Kmax, Pmax 10%, h 8 us)",
+                config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 20\n\
+                         [switch.ecn]\nkmin = \"720KB\"\nkmax = \"720KB\"\n[switch.ecn.shared]\nenabled = true\n",
+            },
+            Preset {
+                name: "bcc-cutoff",
+                summary: "BCC with cut-off shared-buffer marking (§V-C.1): one pool threshold, the middle of the derived \
+                          band (2.2 MB for a 3 MB pool of 8 ports)",
+                config: "[cc]\nname = \"dctcp\"\nstart = \"slow-start\"\ninitial_window = 20\n\
+                         [switch.ecn]\nkmin = \"720KB\"\nkmax = \"720KB\"\n[switch.ecn.shared]\nenabled = true\n\
+                         cutoff = true\n",
+            },
+        ]
+    }
+
+    fn next_flow(&mut self, idle_restart: bool) {
+        Dctcp::next_flow(self, idle_restart)
     }
 }
 

@@ -21,7 +21,8 @@
 use bfcsim_core::{Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{AckSignal, CongestionControl, FlowContext, RateWindow};
+use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs, RateWindow};
+use crate::fabric::Preset;
 
 /// Parameters of rate-based DCTCP. Defaults: `data/reference/ns3-perf-k8/dctcp.config.txt` (run.py's `dctcp`
 /// profile at 100 Gb/s); the key is named for each.
@@ -119,6 +120,35 @@ impl DctcpRate {
     /// The EWMA of the marked fraction.
     pub fn alpha(&self) -> f64 {
         self.alpha
+    }
+}
+
+impl DescribeCc for DctcpRate {
+    const NAME: &'static str = "dctcp-rate";
+    const SUMMARY: &'static str = "rate-based DCTCP as HPCC's ns-3 runs it for RDMA (rdma-hw.cc CC_MODE 8); defaults from its 100 Gb/s config";
+    type Config = DctcpRateConfig;
+
+    fn validate(cfg: &DctcpRateConfig) -> Result<(), String> {
+        cfg.validate()
+    }
+
+    fn new(cfg: &DctcpRateConfig, ctx: &FlowContext) -> DctcpRate {
+        DctcpRate::new(cfg, ctx)
+    }
+
+    fn needs(_: &DctcpRateConfig) -> Needs {
+        Needs {
+            pacing: true,
+            ..Needs::default()
+        }
+    }
+
+    fn presets() -> &'static [Preset] {
+        &[Preset {
+            name: "dctcp-rate",
+            summary: "rate-based DCTCP over PFC, as HPCC's ns-3 runs DCTCP (rdma-hw.cc CC_MODE 8), ECN at 100/400 KB",
+            config: "[cc]\nname = \"dctcp-rate\"\n[flow_control]\nkind = \"pfc\"\n",
+        }]
     }
 }
 

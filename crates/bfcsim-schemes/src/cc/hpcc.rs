@@ -28,7 +28,8 @@ use bfcsim_core::{Bytes, Rate, Time};
 use bfcsim_net::int::IntStack;
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{AckSignal, CongestionControl, FlowContext};
+use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs};
+use crate::fabric::Preset;
 
 /// Bytes of INT header HPCC adds to every data packet in BFC's comparisons (BFC §6.3: "the overhead of the
 /// INT header (80 B per-packet)"), the default of [`HpccConfig::int_overhead`]. (HPCC's ns-3 header is 42 B:
@@ -103,6 +104,20 @@ impl HpccConfig {
 /// One flow's HPCC state. Windows are in payload bytes, kept as `f64` between ACKs.
 #[derive(Clone, Debug)]
 pub struct Hpcc {
+    law: WindowLaw,
+    fast_react: bool,
+    /// Normalized inflight estimate U.
+    u: f64,
+    /// `snd_nxt` at the last commit of W_c; `None` before the first ACK.
+    last_update_seq: Option<u64>,
+    /// The INT stack of the previous ACK.
+    prev: IntStack,
+}
+
+/// HPCC §3.3's window from a utilization estimate: ComputeWind, and NewAck's commit of the reference window
+/// W_c and incStage once per RTT. The pacing rate is `W/T`.
+#[derive(Clone, Debug)]
+pub(crate) struct WindowLaw {
     eta: f64,
     max_stage: u32,
     w_ai: f64,
@@ -110,96 +125,41 @@ pub struct Hpcc {
     t: f64,
     min_w: f64,
     max_w: f64,
-    fast_react: bool,
-
     /// Current window W.
     w: f64,
     /// Reference window W_c.
     wc: f64,
-    /// Normalized inflight estimate U.
-    u: f64,
     inc_stage: u32,
-    /// `snd_nxt` at the last commit of W_c; `None` before the first ACK.
-    last_update_seq: Option<u64>,
-    /// The INT stack of the previous ACK.
-    prev: IntStack,
 }
 
-impl Hpcc {
-    /// A flow's controller at its start: one BDP, line rate.
-    pub fn new(cfg: &HpccConfig, ctx: &FlowContext) -> Hpcc {
-        let t = cfg.base_rtt.unwrap_or(ctx.base_rtt).0 as f64;
+impl WindowLaw {
+    /// At a flow's start: one BDP (`line rate·T`), T `base_rtt` or the fabric's, additive step `w_ai` bytes or
+    /// `rate_ai·T`.
+    pub(crate) fn new(
+        (eta, max_stage): (f64, u32),
+        (rate_ai, w_ai): (Rate, Option<Bytes>),
+        (base_rtt, min_rate): (Option<Time>, Rate),
+        ctx: &FlowContext,
+    ) -> WindowLaw {
+        let t = base_rtt.unwrap_or(ctx.base_rtt).0 as f64;
         let bytes_in_t = |r: Rate| r.0 as f64 * t / 8e12;
         let max_w = bytes_in_t(ctx.line_rate);
-        let min_w = bytes_in_t(cfg.min_rate).min(max_w);
-        Hpcc {
-            eta: cfg.eta,
-            max_stage: cfg.max_stage,
-            w_ai: cfg
-                .w_ai
-                .map_or_else(|| bytes_in_t(cfg.rate_ai), |b| b.0 as f64),
+        WindowLaw {
+            eta,
+            max_stage,
+            w_ai: w_ai.map_or_else(|| bytes_in_t(rate_ai), |b| b.0 as f64),
             t,
-            min_w,
+            min_w: bytes_in_t(min_rate).min(max_w),
             max_w,
-            fast_react: cfg.fast_react,
             w: max_w,
             wc: max_w,
-            u: 1.0,
             inc_stage: 0,
-            last_update_seq: None,
-            prev: IntStack::EMPTY,
         }
     }
 
-    /// The current window W in bytes, unrounded.
-    pub fn cwnd(&self) -> f64 {
-        self.w
-    }
-
-    /// The reference window W_c in bytes.
-    pub fn reference_window(&self) -> f64 {
-        self.wc
-    }
-
-    /// The normalized inflight estimate U.
-    pub fn utilization(&self) -> f64 {
-        self.u
-    }
-
-    /// Additive steps since the last multiplicative one.
-    pub fn inc_stage(&self) -> u32 {
-        self.inc_stage
-    }
-
-    /// MeasureInflight and ComputeWind for one ACK's INT stack; commits W_c when `commit`.
-    fn react(&mut self, int: &IntStack, commit: bool) {
-        if int.len() != self.prev.len() {
-            self.prev = *int;
-            return;
-        }
-        let mut u_max = 0.0;
-        let mut tau = 0u64;
-        for (new, old) in int.iter().zip(self.prev.iter()) {
-            let dt = new.ts.0.saturating_sub(old.ts.0);
-            if dt == 0 || new.rate.0 == 0 {
-                continue;
-            }
-            let b = new.rate.0 as f64;
-            let tx_rate = new.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8e12 / dt as f64;
-            let qlen = new.qlen.min(old.qlen) as f64;
-            let u = tx_rate / b + qlen * 8e12 / (b * self.t);
-            if u > u_max {
-                u_max = u;
-                tau = dt;
-            }
-        }
-        self.prev = *int;
-        if int.is_empty() {
-            return;
-        }
-        let tau = (tau as f64).min(self.t);
-        self.u = (self.u * (self.t - tau) + u_max * tau) / self.t;
-        let c = self.u / self.eta;
+    /// ComputeWind for utilization `u`; commits W_c and incStage when `commit`.
+    pub(crate) fn compute(&mut self, u: f64, commit: bool) {
+        let c = u / self.eta;
         let (w, stage) = if c >= 1.0 || self.inc_stage >= self.max_stage {
             (self.wc / c + self.w_ai, 0)
         } else {
@@ -211,20 +171,167 @@ impl Hpcc {
             self.inc_stage = stage;
         }
     }
+
+    // The window and rate convert through `i64`: one instruction, where an `f64`'s conversion to `u64` is a branching
+    // sequence, and the NIC asks for both at every packet it sends. The same values: `w` is clamped to
+    // [`min_w`, `max_w`], positive and far below 2⁶³.
+    #[inline]
+    pub(crate) fn window(&self) -> u64 {
+        (self.w as i64).max(1) as u64
+    }
+
+    /// The pacing rate `W/T`.
+    #[inline]
+    pub(crate) fn rate(&self) -> Rate {
+        Rate(((self.w * 8e12 / self.t) as i64).max(1) as u64)
+    }
+
+    /// The current window W in bytes, unrounded.
+    pub(crate) fn cwnd(&self) -> f64 {
+        self.w
+    }
+
+    /// The reference window W_c in bytes.
+    pub(crate) fn reference_window(&self) -> f64 {
+        self.wc
+    }
+
+    /// Additive steps since the last multiplicative one.
+    pub(crate) fn inc_stage(&self) -> u32 {
+        self.inc_stage
+    }
 }
 
-// The window and rate convert through `i64`: one instruction, where an `f64`'s conversion to `u64` is a branching
-// sequence, and the NIC asks for both at every packet it sends. The same values: `w` is clamped to
-// [`min_w`, `max_w`], positive and far below 2⁶³.
+impl Hpcc {
+    /// A flow's controller at its start: one BDP, line rate.
+    pub fn new(cfg: &HpccConfig, ctx: &FlowContext) -> Hpcc {
+        Hpcc {
+            law: WindowLaw::new(
+                (cfg.eta, cfg.max_stage),
+                (cfg.rate_ai, cfg.w_ai),
+                (cfg.base_rtt, cfg.min_rate),
+                ctx,
+            ),
+            fast_react: cfg.fast_react,
+            u: 1.0,
+            last_update_seq: None,
+            prev: IntStack::EMPTY,
+        }
+    }
+
+    /// The current window W in bytes, unrounded.
+    pub fn cwnd(&self) -> f64 {
+        self.law.cwnd()
+    }
+
+    /// The reference window W_c in bytes.
+    pub fn reference_window(&self) -> f64 {
+        self.law.reference_window()
+    }
+
+    /// The normalized inflight estimate U.
+    pub fn utilization(&self) -> f64 {
+        self.u
+    }
+
+    /// Additive steps since the last multiplicative one.
+    pub fn inc_stage(&self) -> u32 {
+        self.law.inc_stage()
+    }
+
+    /// MeasureInflight and ComputeWind for one ACK's INT stack; commits W_c when `commit`.
+    fn react(&mut self, int: &IntStack, commit: bool) {
+        if int.len() != self.prev.len() {
+            self.prev = *int;
+            return;
+        }
+        let t = self.law.t;
+        let mut u_max = 0.0;
+        let mut tau = 0u64;
+        for (new, old) in int.iter().zip(self.prev.iter()) {
+            let dt = new.ts.0.saturating_sub(old.ts.0);
+            if dt == 0 || new.rate.0 == 0 {
+                continue;
+            }
+            let b = new.rate.0 as f64;
+            let tx_rate = new.tx_bytes.saturating_sub(old.tx_bytes) as f64 * 8e12 / dt as f64;
+            let qlen = new.qlen.min(old.qlen) as f64;
+            let u = tx_rate / b + qlen * 8e12 / (b * t);
+            if u > u_max {
+                u_max = u;
+                tau = dt;
+            }
+        }
+        self.prev = *int;
+        if int.is_empty() {
+            return;
+        }
+        let tau = (tau as f64).min(t);
+        self.u = (self.u * (t - tau) + u_max * tau) / t;
+        self.law.compute(self.u, commit);
+    }
+}
+
+impl DescribeCc for Hpcc {
+    const NAME: &'static str = "hpcc";
+    const SUMMARY: &'static str = "HPCC (Li et al. 2019): INT-driven window and rate, Algorithm 1 with ns-3's fast react; η = 0.95, maxStage = 5 (BFC §6.2.1)";
+    type Config = HpccConfig;
+
+    fn validate(cfg: &HpccConfig) -> Result<(), String> {
+        cfg.validate()
+    }
+
+    fn new(cfg: &HpccConfig, ctx: &FlowContext) -> Hpcc {
+        Hpcc::new(cfg, ctx)
+    }
+
+    fn needs(cfg: &HpccConfig) -> Needs {
+        Needs {
+            pacing: true,
+            header: cfg.int_overhead,
+            int: true,
+            ..Needs::default()
+        }
+    }
+
+    fn presets() -> &'static [Preset] {
+        &[
+            Preset {
+                name: "hpcc",
+                summary: "HPCC (Li et al. 2019) over PFC: INT, eta 0.95, maxStage 5, 80 B INT per packet (BFC §6.2.1, §6.3)",
+                config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"pfc\"\n",
+            },
+            Preset {
+                name: "hpcc-ideal-retx",
+                summary: "BFC's HPCC-PFC: HPCC without PFC; a switch that drops a packet tells its sender at once, which resends \
+                          that packet alone (BFC §6.2.1)",
+                config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\n[nic]\nrecovery = \"selective\"\n",
+            },
+            Preset {
+                name: "hpcc-sfq",
+                summary: "HPCC-PFC with stochastic fair queuing over 32 queues per port (BFC §6.4)",
+                config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\nqueues_per_port = 32\n\
+                         [nic]\nrecovery = \"selective\"\n",
+            },
+            Preset {
+                name: "hpcc-dqa",
+                summary: "HPCC-PFC with BFC's dynamic queue assignment over 32 queues and no backpressure (BFC §6.4)",
+                config: "[cc]\nname = \"hpcc\"\n[flow_control]\nkind = \"bfc\"\nbackpressure = false\n\
+                         [switch]\ndrop_notification = true\nqueues_per_port = 32\n[nic]\nrecovery = \"selective\"\n",
+            },
+        ]
+    }
+}
+
 impl CongestionControl for Hpcc {
     #[inline]
     fn window(&self) -> u64 {
-        (self.w as i64).max(1) as u64
+        self.law.window()
     }
 
     #[inline]
     fn rate(&self) -> Option<Rate> {
-        Some(Rate(((self.w * 8e12 / self.t) as i64).max(1) as u64))
+        Some(self.law.rate())
     }
 
     fn on_ack(&mut self, _now: Time, ack: &AckSignal) {

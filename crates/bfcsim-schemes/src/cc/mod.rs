@@ -1,31 +1,198 @@
-//! End-to-end congestion control: the contract and the enum that stores every algorithm (the trait says what
-//! an algorithm must answer; the enum, matched directly, keeps calls static and inlinable), and the algorithms:
+//! End-to-end congestion control: the contract every controller fulfils ([`CongestionControl`], sans-IO), the
+//! descriptor that makes it a `[cc] name` ([`DescribeCc`]: its parameters, checks, presets and what it needs of
+//! the NIC and the fabric, [`Needs`]), and the registry below, one line per controller, from which follow the
+//! [`CcConfig`] every experiment file's `[cc]` parses into, the catalog `bfcsim schemes` prints
+//! ([`CcConfig::catalog`]), and the [`Cc`] enum that holds one flow's controller and dispatches its calls
+//! statically. The controllers:
 //!
 //! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
 //! - [`dctcp_rate`]: DCTCP's control law on a pacing rate, as HPCC's ns-3 runs it for RDMA (`CC_MODE 8`).
 //! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
 //! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
 //! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
+//! - [`fixed`]: no congestion control: a fixed window, or none.
 //!
-//! The trait's doc gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`); [`nic`] is
-//! what the controllers ask of NICs and switches besides ACKs (pacing, DCQCN's CNPs, HPCC's INT, drop notices).
+//! Adding a controller: a module of its own beside these, whose per-flow state implements [`CongestionControl`]
+//! and [`DescribeCc`], and one line in the `ccs!` list below, which also declares the module. The trait's doc
+//! gives the call order the engine follows (timers, pacing, `on_send`, `on_cnp`); [`nic`] is what the
+//! controllers ask of NICs and switches besides ACKs (pacing, DCQCN's CNPs, HPCC's INT, drop notices), which a
+//! run turns on by the running controller's [`Needs`].
 
-pub mod dcqcn;
-pub mod dctcp;
-pub mod dctcp_rate;
-pub mod hpcc;
 pub mod nic;
-pub mod rtt_target;
+
+use std::fmt;
 
 use bfcsim_core::{Bytes, Rate, Time};
 use bfcsim_net::int::IntStack;
+use bfcsim_net::telemetry::PacketStamps;
+use bfcsim_net::telemetry::pint::{Arithmetic, Pint};
 use serde::{Deserialize, Serialize};
 
-use crate::cc::dcqcn::{CnpGenerator, Dcqcn, DcqcnConfig};
-use crate::cc::dctcp::{Dctcp, DctcpConfig};
-use crate::cc::dctcp_rate::{DctcpRate, DctcpRateConfig};
-use crate::cc::hpcc::{Hpcc, HpccConfig};
-use crate::cc::rtt_target::{RttTarget, RttTargetConfig};
+use crate::cc::dcqcn::CnpGenerator;
+use crate::fabric::{ConfigType, Preset};
+
+/// Declares the controllers: one line `Variant => module::Type` each, the first the default of `[cc] name`.
+/// Each line declares `module` (a file beside this one) and makes `Type`, which implements [`DescribeCc`], a
+/// variant of [`CcConfig`] and of [`Cc`].
+macro_rules! ccs {
+    ($($variant:ident => $module:ident :: $ty:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every end-to-end congestion controller's configuration, tagged by its name (`[cc] name`).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum CcConfig {
+            $(
+                #[doc = concat!("[`", stringify!($module), "::", stringify!($ty), "`] with its parameters.")]
+                $variant(<$module::$ty as DescribeCc>::Config),
+            )*
+        }
+
+        /// One flow's controller: storage and static dispatch for every controller (one per active flow).
+        #[derive(Clone, Debug)]
+        pub enum Cc {
+            $(
+                #[doc = concat!("See [`", stringify!($module), "::", stringify!($ty), "`].")]
+                $variant($module::$ty),
+            )*
+        }
+
+        impl CcConfig {
+            /// The controller's name as experiment files spell it.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(CcConfig::$variant(_) => <$module::$ty as DescribeCc>::NAME,)*
+                }
+            }
+
+            /// Checks parameter ranges.
+            pub fn validate(&self) -> Result<(), String> {
+                match self {
+                    $(CcConfig::$variant(c) => <$module::$ty as DescribeCc>::validate(c),)*
+                }
+            }
+
+            /// What the controller asks of the NIC and the fabric ([`Needs`]).
+            pub fn needs(&self) -> Needs {
+                match self {
+                    $(CcConfig::$variant(c) => <$module::$ty as DescribeCc>::needs(c),)*
+                }
+            }
+
+            /// Whether a persistent connection can hand this controller's state from one flow to the next
+            /// ([`DescribeCc::PERSISTS`]).
+            pub fn persists(&self) -> bool {
+                match self {
+                    $(CcConfig::$variant(_) => <$module::$ty as DescribeCc>::PERSISTS,)*
+                }
+            }
+
+            /// A fresh controller for one flow.
+            pub fn instantiate(&self, ctx: &FlowContext) -> Cc {
+                match self {
+                    $(CcConfig::$variant(c) => Cc::$variant(<$module::$ty as DescribeCc>::new(c, ctx)),)*
+                }
+            }
+
+            /// Every controller, with its default parameters and presets, in the registry's order.
+            pub fn catalog() -> Vec<CcEntry> {
+                vec![$(CcEntry::of::<$module::$ty>(CcConfig::$variant(Default::default())),)*]
+            }
+        }
+
+        impl bfcsim_core::tagged::Tagged for CcConfig {
+            const TAG: &'static str = "name";
+            const VARIANTS: &'static [&'static str] = &[$(<$module::$ty as DescribeCc>::NAME),*];
+            const DEFAULT: &'static str = Self::VARIANTS[0];
+            fn from_variant<'de, D: serde::Deserializer<'de>>(
+                name: &str,
+                rest: D,
+            ) -> Result<Self, D::Error> {
+                $(
+                    if name == <$module::$ty as DescribeCc>::NAME {
+                        return <<$module::$ty as DescribeCc>::Config>::deserialize(rest)
+                            .map(CcConfig::$variant);
+                    }
+                )*
+                Err(serde::de::Error::unknown_variant(name, Self::VARIANTS))
+            }
+        }
+
+        impl Serialize for CcConfig {
+            /// As a table whose first key is `name`, then the parameters.
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(CcConfig::$variant(c) => Tagged { name: self.name(), params: c }.serialize(s),)*
+                }
+            }
+        }
+
+        impl Cc {
+            /// The state a persistent connection hands its next flow, `idle_restart` when it sent nothing for
+            /// longer than its RTO ([`DescribeCc::next_flow`]); `None` for the controllers that do not persist.
+            pub fn next_flow(mut self, idle_restart: bool) -> Option<Cc> {
+                match &mut self {
+                    $(Cc::$variant(c) => {
+                        if !<$module::$ty as DescribeCc>::PERSISTS {
+                            return None;
+                        }
+                        c.next_flow(idle_restart);
+                    })*
+                }
+                Some(self)
+            }
+        }
+
+        impl CongestionControl for Cc {
+            #[inline]
+            fn window(&self) -> u64 {
+                match self { $(Cc::$variant(c) => c.window(),)* }
+            }
+            #[inline]
+            fn rate(&self) -> Option<Rate> {
+                match self { $(Cc::$variant(c) => c.rate(),)* }
+            }
+            #[inline]
+            fn on_ack(&mut self, now: Time, ack: &AckSignal) {
+                match self { $(Cc::$variant(c) => c.on_ack(now, ack),)* }
+            }
+            #[inline]
+            fn on_send(&mut self, now: Time, bytes: u64) {
+                match self { $(Cc::$variant(c) => c.on_send(now, bytes),)* }
+            }
+            #[inline]
+            fn on_cnp(&mut self, now: Time) {
+                match self { $(Cc::$variant(c) => c.on_cnp(now),)* }
+            }
+            #[inline]
+            fn next_timer(&self) -> Option<Time> {
+                match self { $(Cc::$variant(c) => c.next_timer(),)* }
+            }
+            #[inline]
+            fn on_timer(&mut self, now: Time) {
+                match self { $(Cc::$variant(c) => c.on_timer(now),)* }
+            }
+            #[inline]
+            fn on_loss(&mut self, now: Time, snd_nxt: u64) {
+                match self { $(Cc::$variant(c) => c.on_loss(now, snd_nxt),)* }
+            }
+            #[inline]
+            fn on_timeout(&mut self, now: Time) {
+                match self { $(Cc::$variant(c) => c.on_timeout(now),)* }
+            }
+        }
+    };
+}
+
+ccs! {
+    Dctcp => dctcp::Dctcp,
+    DctcpRate => dctcp_rate::DctcpRate,
+    Dcqcn => dcqcn::Dcqcn,
+    Hpcc => hpcc::Hpcc,
+    RttTarget => rtt_target::RttTarget,
+    None => fixed::Fixed,
+}
+
+pub use fixed::{Fixed, FixedConfig};
 
 /// What a controller is told when a flow starts.
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +205,8 @@ pub struct FlowContext {
     pub base_rtt: Time,
     /// `line_rate × base_rtt`: one bandwidth-delay product.
     pub bdp: Bytes,
+    /// The seed of this flow's own draws, for a controller that samples (PINT's ACK sampling).
+    pub seed: u64,
 }
 
 /// What an acknowledgement tells the controller. `Copy` and `Default`: each scheme reads the fields it needs and
@@ -62,6 +231,9 @@ pub struct AckSignal<'a> {
     pub int: &'a IntStack,
     /// The bits the running scheme echoed in the ACK (`NicSide::echo`); 0 without one.
     pub mark: u8,
+    /// The data packet's hop count, PINT digest and remote endpoint delay, as echoed ([`Needs::hops`],
+    /// [`Needs::pint`], [`Needs::endpoint_delay`]); all zero unless the controller asked for them.
+    pub stamps: PacketStamps,
 }
 
 impl Default for AckSignal<'_> {
@@ -74,6 +246,7 @@ impl Default for AckSignal<'_> {
             rtt: None,
             int: &IntStack::EMPTY,
             mark: 0,
+            stamps: PacketStamps::default(),
         }
     }
 }
@@ -141,6 +314,7 @@ pub(crate) fn test_context() -> FlowContext {
         line_rate: Rate::gbps(100),
         base_rtt: Time::from_us(8),
         bdp: Bytes(100_000),
+        seed: 1,
     }
 }
 
@@ -166,16 +340,6 @@ impl RateWindow {
             RateWindow::Variable => ((bdp as u128 * rate as u128 / line as u128) as u64).max(1),
         }
     }
-}
-
-/// A window that never changes: no end-to-end congestion control. `window = None` sends at line rate without
-/// limit (BFC's NICs, §6.2.1); a window of one BDP is the NIC in-flight cap of BFC's ideal baselines.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FixedConfig {
-    /// In-flight cap; absent for none, `"bdp"` for one bandwidth-delay product, or a size such as `"64KB"`.
-    #[serde(default)]
-    pub window: Option<WindowSpec>,
 }
 
 /// A window size given either as a size or in bandwidth-delay products.
@@ -226,64 +390,6 @@ impl<'de> Deserialize<'de> for WindowSpec {
     }
 }
 
-/// See [`FixedConfig`].
-#[derive(Clone, Copy, Debug)]
-pub struct Fixed {
-    window: u64,
-}
-
-impl CongestionControl for Fixed {
-    fn window(&self) -> u64 {
-        self.window
-    }
-    fn on_ack(&mut self, _: Time, _: &AckSignal) {}
-}
-
-/// Every end-to-end congestion controller's configuration, tagged by scheme name in the experiment file.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "name", rename_all = "kebab-case")]
-pub enum CcConfig {
-    /// No congestion control: a fixed (or no) window.
-    None(FixedConfig),
-    /// DCTCP.
-    Dctcp(DctcpConfig),
-    /// Rate-based DCTCP (HPCC's ns-3 `CC_MODE 8`).
-    DctcpRate(DctcpRateConfig),
-    /// DCQCN.
-    Dcqcn(DcqcnConfig),
-    /// HPCC.
-    Hpcc(HpccConfig),
-    /// BFC App. A.1's RTT-target window.
-    RttTarget(RttTargetConfig),
-}
-
-impl bfcsim_core::tagged::Tagged for CcConfig {
-    const TAG: &'static str = "name";
-    const VARIANTS: &'static [&'static str] =
-        &["none", "dctcp", "dctcp-rate", "dcqcn", "hpcc", "rtt-target"];
-    const DEFAULT: &'static str = "dctcp";
-    fn from_variant<'de, D: serde::Deserializer<'de>>(
-        name: &str,
-        rest: D,
-    ) -> Result<Self, D::Error> {
-        match name {
-            "none" => FixedConfig::deserialize(rest).map(CcConfig::None),
-            "dctcp" => DctcpConfig::deserialize(rest).map(CcConfig::Dctcp),
-            "dctcp-rate" => DctcpRateConfig::deserialize(rest).map(CcConfig::DctcpRate),
-            "dcqcn" => DcqcnConfig::deserialize(rest).map(CcConfig::Dcqcn),
-            "hpcc" => HpccConfig::deserialize(rest).map(CcConfig::Hpcc),
-            "rtt-target" => RttTargetConfig::deserialize(rest).map(CcConfig::RttTarget),
-            _ => Err(serde::de::Error::unknown_variant(name, Self::VARIANTS)),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for CcConfig {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        bfcsim_core::tagged::deserialize(d)
-    }
-}
-
 /// The receiver's side of a flow's congestion control, made per flow by [`nic::CcNic::notifier`]: what the
 /// receiver sends back besides ACKs.
 #[derive(Clone, Copy, Debug, Default)]
@@ -308,38 +414,118 @@ impl Notifier {
     }
 }
 
-impl CcConfig {
-    /// The scheme's name as experiment files spell it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::None(_) => "none",
-            CcConfig::Dctcp(_) => "dctcp",
-            CcConfig::DctcpRate(_) => "dctcp-rate",
-            CcConfig::Dcqcn(_) => "dcqcn",
-            CcConfig::Hpcc(_) => "hpcc",
-            CcConfig::RttTarget(_) => "rtt-target",
-        }
-    }
+/// What a controller asks of the NIC and the fabric besides carrying its ACKs, read once when a run is built
+/// ([`DescribeCc::needs`]): the fabric does, and stamps, only what the running controller asked for, so a
+/// controller that needs none of it pays nothing for the others' (DCTCP's loop does not carry Swift's
+/// timestamps).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Needs {
+    /// The NIC paces the flow at the controller's [`rate`](CongestionControl::rate) and runs its timers
+    /// ([`CongestionControl::next_timer`]).
+    pub pacing: bool,
+    /// Bytes of the controller's own header on every data packet, which the engine adds to its wire size
+    /// (HPCC's INT header, TIMELY's timestamp, PINT's digest).
+    pub header: Bytes,
+    /// Switches stamp HPCC's per-hop INT records on data packets ([`bfcsim_net::int`]) and receivers echo
+    /// them ([`AckSignal::int`]).
+    pub int: bool,
+    /// Switches count the egresses a data packet leaves and receivers echo the count ([`AckSignal::stamps`]'
+    /// `hops`: Swift's hop scaling).
+    pub hops: bool,
+    /// Receivers' NICs time each data packet from its arrival to its ACK's transmission, and the ACK carries
+    /// that remote endpoint delay back ([`AckSignal::stamps`]' `remote`: Swift's endpoint delay).
+    pub endpoint_delay: bool,
+    /// Switches keep PINT's per-port utilization and stamp its digest on data packets, which receivers echo
+    /// ([`bfcsim_net::telemetry::pint`]; [`AckSignal::stamps`]' `digest`).
+    pub pint: Option<PintNeeds>,
+    /// Receivers send congestion notifications (DCQCN's CNPs) for CE-marked data, at most one per flow per
+    /// this interval (0: one for every marked packet).
+    pub notifications: Option<Time>,
+}
 
-    /// Checks parameter ranges.
-    pub fn validate(&self) -> Result<(), String> {
-        match self {
-            CcConfig::None(_) => Ok(()),
-            CcConfig::Dctcp(c) => c.validate(),
-            CcConfig::DctcpRate(c) => c.validate(),
-            CcConfig::Dcqcn(c) => c.validate(),
-            CcConfig::Hpcc(c) => c.validate(),
-            CcConfig::RttTarget(c) => c.validate(),
-        }
-    }
+/// What PINT's switches run ([`Needs::pint`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PintNeeds {
+    /// The digest's encoding.
+    pub encoding: Pint,
+    /// How switches compute the utilization update.
+    pub arithmetic: Arithmetic,
+}
 
-    /// Whether a persistent connection can hand this controller's state from one flow to the next
-    /// ([`Cc::next_flow`]): the window controllers of TCP. The rate controllers model RDMA NICs, whose
+/// A controller's descriptor: with its [`CongestionControl`] state machine, everything bfcsim needs to run,
+/// configure, list and check it. Implemented by the controller's per-flow state type; one line in the `ccs!`
+/// registry of this module makes it a `[cc] name`.
+pub trait DescribeCc: CongestionControl + Clone + fmt::Debug + Sized + 'static {
+    /// The `[cc] name` that runs it.
+    const NAME: &'static str;
+    /// What it is and where it comes from, one line for `bfcsim schemes`.
+    const SUMMARY: &'static str;
+    /// Its `[cc]` parameters; the default is the configuration of its paper or reference code.
+    type Config: ConfigType;
+    /// A persistent connection (`nic.connections = "persistent"`) may hand one flow's state to the next
+    /// ([`DescribeCc::next_flow`]): TCP's window controllers. The rate controllers model RDMA NICs, whose
     /// papers start every flow afresh.
-    pub fn persists(&self) -> bool {
-        matches!(self, CcConfig::None(_) | CcConfig::Dctcp(_))
+    const PERSISTS: bool = false;
+
+    /// Checks the parameters; the message names the field.
+    fn validate(_cfg: &Self::Config) -> Result<(), String> {
+        Ok(())
     }
 
+    /// A flow's controller at its start.
+    fn new(cfg: &Self::Config, ctx: &FlowContext) -> Self;
+
+    /// What it asks of the NIC and the fabric.
+    fn needs(cfg: &Self::Config) -> Needs;
+
+    /// Its named presets, for `[scheme] name`: the controller over the flow control and switch its paper runs.
+    fn presets() -> &'static [Preset] {
+        &[]
+    }
+
+    /// The connection carries a new flow ([`DescribeCc::PERSISTS`]); `idle_restart` when it sent nothing for
+    /// longer than its RTO.
+    fn next_flow(&mut self, _idle_restart: bool) {}
+}
+
+/// One controller of the registry, for `bfcsim schemes` and the presets.
+pub struct CcEntry {
+    /// Its `[cc] name`.
+    pub name: &'static str,
+    /// What it is.
+    pub summary: &'static str,
+    /// Its default parameters.
+    pub defaults: CcConfig,
+    /// Its named presets.
+    pub presets: &'static [Preset],
+}
+
+impl CcEntry {
+    fn of<C: DescribeCc>(defaults: CcConfig) -> CcEntry {
+        CcEntry {
+            name: C::NAME,
+            summary: C::SUMMARY,
+            defaults,
+            presets: C::presets(),
+        }
+    }
+}
+
+/// A controller's configuration as a table: its `name`, then its parameters.
+#[derive(Serialize)]
+struct Tagged<'a, C: Serialize> {
+    name: &'static str,
+    #[serde(flatten)]
+    params: &'a C,
+}
+
+impl<'de> Deserialize<'de> for CcConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        bfcsim_core::tagged::deserialize(d)
+    }
+}
+
+impl CcConfig {
     /// Refuses persistent connections (`nic.connections = "persistent"`) to a controller that does not persist.
     pub fn check_persistent(&self) -> Result<(), String> {
         if self.persists() {
@@ -350,101 +536,5 @@ impl CcConfig {
              cc.name = \"{}\" starts every flow afresh (use dctcp or none)",
             self.name()
         ))
-    }
-
-    /// A fresh controller for one flow.
-    pub fn instantiate(&self, ctx: &FlowContext) -> Cc {
-        match self {
-            CcConfig::None(c) => Cc::Fixed(Fixed {
-                window: c.window.map_or(u64::MAX, |w| w.resolve(ctx)),
-            }),
-            CcConfig::Dctcp(c) => Cc::Dctcp(Dctcp::new(c, ctx)),
-            CcConfig::DctcpRate(c) => Cc::DctcpRate(DctcpRate::new(c, ctx)),
-            CcConfig::Dcqcn(c) => Cc::Dcqcn(Dcqcn::new(c, ctx)),
-            CcConfig::Hpcc(c) => Cc::Hpcc(Hpcc::new(c, ctx)),
-            CcConfig::RttTarget(c) => Cc::RttTarget(RttTarget::new(c, ctx)),
-        }
-    }
-}
-
-/// Storage and dispatch for every controller (one per active flow).
-#[derive(Clone, Debug)]
-pub enum Cc {
-    /// See [`Fixed`].
-    Fixed(Fixed),
-    /// See [`Dctcp`].
-    Dctcp(Dctcp),
-    /// See [`DctcpRate`].
-    DctcpRate(DctcpRate),
-    /// See [`Dcqcn`].
-    Dcqcn(Dcqcn),
-    /// See [`Hpcc`].
-    Hpcc(Hpcc),
-    /// See [`RttTarget`].
-    RttTarget(RttTarget),
-}
-
-impl Cc {
-    /// The state a persistent connection hands its next flow, `idle_restart` when it sent nothing for longer
-    /// than its RTO (see [`Dctcp::next_flow`]); `None` for the controllers [`CcConfig::persists`] excludes.
-    pub fn next_flow(mut self, idle_restart: bool) -> Option<Cc> {
-        match &mut self {
-            Cc::Fixed(_) => {}
-            Cc::Dctcp(d) => d.next_flow(idle_restart),
-            Cc::DctcpRate(_) | Cc::Dcqcn(_) | Cc::Hpcc(_) | Cc::RttTarget(_) => return None,
-        }
-        Some(self)
-    }
-}
-
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            Cc::Fixed($c) => $e,
-            Cc::Dctcp($c) => $e,
-            Cc::DctcpRate($c) => $e,
-            Cc::Dcqcn($c) => $e,
-            Cc::Hpcc($c) => $e,
-            Cc::RttTarget($c) => $e,
-        }
-    };
-}
-
-impl CongestionControl for Cc {
-    #[inline]
-    fn window(&self) -> u64 {
-        dispatch!(self, c => c.window())
-    }
-    #[inline]
-    fn rate(&self) -> Option<Rate> {
-        dispatch!(self, c => c.rate())
-    }
-    #[inline]
-    fn on_ack(&mut self, now: Time, ack: &AckSignal) {
-        dispatch!(self, c => c.on_ack(now, ack))
-    }
-    #[inline]
-    fn on_send(&mut self, now: Time, bytes: u64) {
-        dispatch!(self, c => c.on_send(now, bytes))
-    }
-    #[inline]
-    fn on_cnp(&mut self, now: Time) {
-        dispatch!(self, c => c.on_cnp(now))
-    }
-    #[inline]
-    fn next_timer(&self) -> Option<Time> {
-        dispatch!(self, c => c.next_timer())
-    }
-    #[inline]
-    fn on_timer(&mut self, now: Time) {
-        dispatch!(self, c => c.on_timer(now))
-    }
-    #[inline]
-    fn on_loss(&mut self, now: Time, snd_nxt: u64) {
-        dispatch!(self, c => c.on_loss(now, snd_nxt))
-    }
-    #[inline]
-    fn on_timeout(&mut self, now: Time) {
-        dispatch!(self, c => c.on_timeout(now))
     }
 }

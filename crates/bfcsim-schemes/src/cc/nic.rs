@@ -4,12 +4,13 @@
 //!
 //! | point | hook | who needs it |
 //! |---|---|---|
-//! | a data packet is built | [`CcNic::data_overhead`] | HPCC: its INT header's bytes (BFC §6.3's 80 B) |
+//! | a data packet is built | [`CcNic::data_overhead`] | the controller's header: HPCC's INT (BFC §6.3's 80 B), TIMELY's timestamp, PINT's digest |
 //! | a paced flow comes up in its NIC's round | [`next_send`] | the rate controllers (DCQCN, HPCC, rate-based DCTCP) |
-//! | a data packet leaves its NIC | [`CcNic::data_sent`] | DCQCN's byte counter; HPCC's fresh INT stack |
-//! | a data packet leaves a switch port | [`CcNic::egress`] | HPCC's INT record (HPCC §3.2) |
+//! | a data packet leaves its NIC | [`CcNic::data_sent`] | DCQCN's byte counter; HPCC's fresh INT stack; fresh stamps |
+//! | a packet leaves a switch port | [`CcNic::egress`] | HPCC's INT record (HPCC §3.2); Swift's hop count; PINT's per-port utilization and digest |
 //! | data reaches its receiver | [`CcNic::notifier`], [`Notifier::on_data`] | DCQCN's notification point (§3): a CNP |
-//! | the receiver builds a reply | [`CcNic::reply_built`] | HPCC: the data packet's INT stack echoed in its ACK |
+//! | the receiver builds a reply | [`CcNic::reply_built`] | the data packet's INT stack, hop count and digest echoed in its ACK |
+//! | a reply leaves the receiver's NIC | [`CcNic::reply_sent`] | Swift: the remote endpoint delay the ACK carries |
 //! | an ACK reaches the sender | [`CcNic::ack_arrived`] | every controller |
 //! | a CNP reaches the sender | [`CcNic::notification_arrived`] | DCQCN's reaction point |
 //! | a switch drops a data packet | [`CcNic::switch_dropped`] | drop notices (BFC §6.2.1's HPCC-PFC, `hpcc-ideal-retx`) |
@@ -17,42 +18,48 @@
 //! The fabric owns the mechanisms these hooks drive: the NIC's rate limiter, which holds a flow until
 //! [`next_send`] and keeps one wake-up per flow at its controller's `next_timer` (re-read at each
 //! [`NicOps::controller_changed`]), and the side table of INT stacks ([`bfcsim_net::int::IntStacks`]), which
-//! crosses shards with its packets. Which of them a run turns on, and what they record, is decided here.
+//! crosses shards with its packets, and of the other stamps ([`bfcsim_net::telemetry`]) with PINT's per-port
+//! state. Which of them a run turns on, by the running controller's [`Needs`], and what they record, is
+//! decided here.
 
 use bfcsim_core::{Bytes, PacketId, PortId, Time};
 use bfcsim_net::int::{IntHop, IntStack};
 use bfcsim_net::packet::{Packet, PacketKind};
+use bfcsim_net::telemetry::PacketStamps;
 
 use super::dcqcn::CnpGenerator;
-use super::{AckSignal, CcConfig, CongestionControl, Notifier};
-use crate::fabric::{NicOps, Scheme, SwitchOps};
+use super::{AckSignal, CongestionControl, Needs, Notifier, PintNeeds};
+use crate::fabric::{FabricOps, NicOps, Scheme, SwitchOps, Telemetry};
 
-/// The NIC and switch side of a run's congestion control, made once from its configuration. `Copy`: the
-/// fabric hands a copy each hook, which reads its few flags.
+/// The NIC and switch side of a run's congestion control, made once from its controller's [`Needs`]. `Copy`:
+/// the fabric hands a copy each hook, which reads its few flags.
 #[derive(Clone, Copy, Debug)]
 pub struct CcNic {
     paced: bool,
     notifier: Notifier,
-    int_overhead: Option<u32>,
+    overhead: u32,
+    int: bool,
+    hops: bool,
+    endpoint_delay: bool,
+    pint: Option<PintNeeds>,
     drop_notices: bool,
 }
 
 impl CcNic {
-    /// The side `cc` needs; `drop_notices` when switches tell a sender at once that they dropped its data
-    /// (`switch.drop_notification`).
-    pub fn new(cc: &CcConfig, drop_notices: bool) -> CcNic {
-        let (paced, int_overhead, notifier) = match cc {
-            CcConfig::Dcqcn(c) => (true, None, Notifier::Cnp(CnpGenerator::new(c.cnp_interval))),
-            CcConfig::Hpcc(c) => (true, Some(c.int_overhead.0 as u32), Notifier::Silent),
-            CcConfig::DctcpRate(_) => (true, None, Notifier::Silent),
-            CcConfig::None(_) | CcConfig::Dctcp(_) | CcConfig::RttTarget(_) => {
-                (false, None, Notifier::Silent)
-            }
-        };
+    /// The side a controller with `needs` asks for; `drop_notices` when switches tell a sender at once that
+    /// they dropped its data (`switch.drop_notification`).
+    pub fn new(needs: Needs, drop_notices: bool) -> CcNic {
         CcNic {
-            paced,
-            notifier,
-            int_overhead,
+            paced: needs.pacing,
+            notifier: match needs.notifications {
+                Some(interval) => Notifier::Cnp(CnpGenerator::new(interval)),
+                None => Notifier::Silent,
+            },
+            overhead: needs.header.0 as u32,
+            int: needs.int,
+            hops: needs.hops,
+            endpoint_delay: needs.endpoint_delay,
+            pint: needs.pint,
             drop_notices,
         }
     }
@@ -67,13 +74,34 @@ impl CcNic {
     /// Switches stamp INT records on data packets, and receivers echo them.
     #[inline]
     pub fn stamps(&self) -> bool {
-        self.int_overhead.is_some()
+        self.int
     }
 
-    /// Bytes congestion control adds to each data packet (HPCC's INT header).
+    /// Packets carry stamps besides INT ([`bfcsim_net::telemetry`]: hop count, endpoint delay, PINT's digest),
+    /// which cross shards with them.
+    #[inline]
+    pub fn stamps_packets(&self) -> bool {
+        self.hops || self.endpoint_delay || self.pint.is_some()
+    }
+
+    /// A data packet leaving its NIC calls [`CcNic::data_sent`]: the controller counts bytes or paces, or the
+    /// packet's stamps start afresh.
+    #[inline]
+    pub fn sees_data_sent(&self) -> bool {
+        self.paced || self.int || self.stamps_packets()
+    }
+
+    /// Switches keep PINT's per-port state ([`bfcsim_net::telemetry::pint::PintPort`]).
+    #[inline]
+    pub fn pint(&self) -> Option<PintNeeds> {
+        self.pint
+    }
+
+    /// Bytes congestion control adds to each data packet (its header: HPCC's INT, TIMELY's timestamp, PINT's
+    /// digest).
     #[inline]
     pub fn data_overhead(&self) -> u32 {
-        self.int_overhead.unwrap_or(0)
+        self.overhead
     }
 
     /// Switches tell a sender at once that they dropped its data.
@@ -89,37 +117,115 @@ impl CcNic {
     }
 
     /// Data packet `pkt` of `size` wire bytes of the flow in `slot` starts transmission at its NIC: the
-    /// controller counts its bytes (DCQCN's byte counter), and the packet's INT stack starts empty.
+    /// controller counts its bytes (DCQCN's byte counter), and the packet's INT stack and stamps start empty.
     #[inline(never)]
-    pub fn data_sent<F: NicOps>(&self, fab: &mut F, slot: usize, pkt: PacketId, size: u32) {
+    pub fn data_sent<F: NicOps + Telemetry>(
+        &self,
+        fab: &mut F,
+        slot: usize,
+        pkt: PacketId,
+        size: u32,
+    ) {
         let now = fab.now();
         fab.controller(slot).0.on_send(now, size as u64);
-        if self.stamps() {
+        if self.int {
             fab.int_stacks_mut().get_mut(pkt).clear();
+        }
+        if self.stamps_packets() {
+            fab.stamps_mut().set(pkt, PacketStamps::default());
         }
         fab.controller_changed(slot);
     }
 
-    /// Data packet `pkt` starts transmission on switch egress `port` (switch port `sp`).
+    /// Packet `pkt` (data when `data`) starts transmission on switch egress `port` (switch port `sp`).
     #[inline]
-    pub fn egress<F: SwitchOps>(&self, fab: &mut F, port: PortId, sp: u32, pkt: PacketId) {
-        if self.stamps() {
+    pub fn egress<F: SwitchOps + Telemetry>(
+        &self,
+        fab: &mut F,
+        (port, sp): (PortId, u32),
+        pkt: PacketId,
+        data: bool,
+    ) {
+        if data && self.int {
             stamp(fab, port, sp, pkt);
+        }
+        if self.hops || self.pint.is_some() {
+            self.egress_stamps(fab, (port, sp), pkt, data);
         }
     }
 
+    /// The hop count and PINT's digest of packet `pkt` leaving `port` ([`CcNic::egress`]).
+    #[inline(never)]
+    fn egress_stamps<F: SwitchOps + Telemetry>(
+        &self,
+        fab: &mut F,
+        (port, sp): (PortId, u32),
+        pkt: PacketId,
+        data: bool,
+    ) {
+        let (now, size) = (fab.now(), fab.packet(pkt).size);
+        let Some(pint) = self.pint else {
+            if data {
+                fab.stamps_mut().get_mut(pkt).hops += 1;
+            }
+            return;
+        };
+        if !data {
+            fab.pint_port(port).left(now, size);
+            return;
+        }
+        let (qlen, rate) = (fab.queues(sp).bytes(), fab.link_rate(port));
+        let digest = fab.pint_port(port).data_leaves(
+            &pint.encoding,
+            pint.arithmetic,
+            (now, size),
+            qlen,
+            rate,
+        );
+        let stamps = fab.stamps_mut().get_mut(pkt);
+        stamps.hops += u8::from(self.hops);
+        stamps.digest = stamps.digest.max(digest);
+    }
+
     /// The receiver built `reply` of `kind` for data packet `data` ([`PacketId::NONE`] for a scheme's reply
-    /// to a header): an ACK carries the data packet's INT stack back to its sender (HPCC ns-3 `ReceiveUdp`).
+    /// to a header): an ACK carries the data packet's INT stack back to its sender (HPCC ns-3 `ReceiveUdp`),
+    /// and its hop count and digest, and starts timing the remote endpoint delay.
     #[inline]
-    pub fn reply_built<F: NicOps>(
+    pub fn reply_built<F: NicOps + Telemetry>(
         &self,
         fab: &mut F,
         kind: PacketKind,
         data: PacketId,
         reply: PacketId,
     ) {
-        if self.stamps() && kind == PacketKind::ACK && data != PacketId::NONE {
+        if kind != PacketKind::ACK || data == PacketId::NONE {
+            return;
+        }
+        if self.int {
             fab.int_stacks_mut().echo(data, reply);
+        }
+        if self.stamps_packets() {
+            let now = fab.now();
+            let stamps = fab.stamps_mut();
+            let of_data = stamps.get(data);
+            stamps.set(
+                reply,
+                PacketStamps {
+                    remote: now,
+                    ..of_data
+                },
+            );
+        }
+    }
+
+    /// Reply `pkt` starts transmission at its receiver's NIC: an ACK carries how long its data packet waited
+    /// there (Swift §3.3's remote endpoint delay: the NIC's receive and transmit timestamps).
+    #[inline]
+    pub fn reply_sent<F: FabricOps + Telemetry>(&self, fab: &mut F, pkt: PacketId) {
+        if self.endpoint_delay && fab.packet(pkt).kind == PacketKind::ACK {
+            let now = fab.now();
+            let stamps = fab.stamps_mut().get_mut(pkt);
+            stamps.remote = now - stamps.remote;
         }
     }
 
@@ -128,7 +234,7 @@ impl CcNic {
     // Always inlined: every ACK of every scheme passes here, as the controller's own call did before this
     // hook (BENCHMARKS.md's engine v2 table).
     #[inline(always)]
-    pub fn ack_arrived<F: NicOps>(
+    pub fn ack_arrived<F: NicOps + Telemetry>(
         &self,
         fab: &mut F,
         slot: usize,
@@ -138,7 +244,12 @@ impl CcNic {
     ) {
         let now = fab.now();
         let snd_nxt = fab.sender(slot).snd_nxt();
-        let stamps = self.stamps();
+        let stamps = if self.stamps_packets() {
+            fab.stamps().get(pkt)
+        } else {
+            PacketStamps::default()
+        };
+        let int = self.int;
         let (cc, stacks) = fab.controller(slot);
         let signal = AckSignal {
             newly_acked,
@@ -147,11 +258,12 @@ impl CcNic {
             snd_nxt,
             rtt: Some(rtt),
             mark: ack.mark,
-            int: if stamps {
+            int: if int {
                 stacks.get(pkt)
             } else {
                 &IntStack::EMPTY
             },
+            stamps,
         };
         cc.on_ack(now, &signal);
         fab.controller_changed(slot);

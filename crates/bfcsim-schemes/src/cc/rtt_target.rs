@@ -14,7 +14,7 @@
 use bfcsim_core::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{AckSignal, CongestionControl, FlowContext};
+use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs};
 
 /// RTT-target parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -72,6 +72,24 @@ impl RttTarget {
     /// RTT_target.
     pub fn target(&self) -> Time {
         Time(self.target as u64)
+    }
+}
+
+impl DescribeCc for RttTarget {
+    const NAME: &'static str = "rtt-target";
+    const SUMMARY: &'static str = "BFC App. A.1 Algorithm 1 (Goyal et al. 2022): delay-based window keeping the RTT near 2.5 × base RTT";
+    type Config = RttTargetConfig;
+
+    fn validate(cfg: &RttTargetConfig) -> Result<(), String> {
+        cfg.validate()
+    }
+
+    fn new(cfg: &RttTargetConfig, ctx: &FlowContext) -> RttTarget {
+        RttTarget::new(cfg, ctx)
+    }
+
+    fn needs(_: &RttTargetConfig) -> Needs {
+        Needs::default()
     }
 }
 

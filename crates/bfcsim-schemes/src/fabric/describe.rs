@@ -1,6 +1,6 @@
 //! What a scheme tells the rest of bfcsim about itself through one descriptor ([`Describe`]): the `kind` that
 //! runs it, its parameters and their checks, how it is built, its named presets, and what it reports. The
-//! registry (`bfcsim-sim`'s `engine/registry.rs`) lists each scheme once; configuration parsing, `bfcsim
+//! registry (`bfcsim-registry`) lists each scheme once; configuration parsing, `bfcsim
 //! schemes`, the presets and summary.json all come from these.
 
 use std::any::Any;
@@ -78,6 +78,18 @@ pub enum QueueLeft {
     Unknown,
 }
 
+/// What a scheme's or a controller's parameters are: a TOML table with defaults ([`Describe::Config`],
+/// [`crate::cc::DescribeCc::Config`]).
+pub trait ConfigType:
+    Clone + fmt::Debug + Default + PartialEq + Serialize + DeserializeOwned + Send + Sync
+{
+}
+
+impl<T> ConfigType for T where
+    T: Clone + fmt::Debug + Default + PartialEq + Serialize + DeserializeOwned + Send + Sync
+{
+}
+
 /// A scheme's descriptor: with its [`Scheme`] hooks, everything bfcsim needs to run, configure, list and report
 /// it. Implemented by the scheme's state type; one line in the registry makes it a `kind`.
 pub trait Describe: Scheme + Sized + 'static {
@@ -86,14 +98,7 @@ pub trait Describe: Scheme + Sized + 'static {
     /// What it is and where it comes from, one line for `bfcsim schemes`.
     const SUMMARY: &'static str;
     /// Its `[flow_control]` parameters; the default is the paper's configuration.
-    type Config: Clone
-        + fmt::Debug
-        + Default
-        + PartialEq
-        + Serialize
-        + DeserializeOwned
-        + Send
-        + Sync;
+    type Config: ConfigType;
     /// What it counts in one shard of a run; the shards' counts add up to the run's.
     type Stats: Clone + Default + std::ops::Add<Output = Self::Stats> + Send;
 

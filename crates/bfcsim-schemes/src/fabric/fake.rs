@@ -26,9 +26,13 @@ use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Flags, Packet, PacketKind, Packets};
 use bfcsim_net::queues::{PortQueues, QueueLayout};
 use bfcsim_net::routing::Routes;
+use bfcsim_net::telemetry::Stamps;
+use bfcsim_net::telemetry::pint::PintPort;
 use bfcsim_net::topology::{NodeKind, Topology};
 
-use super::{Device, Entry, FabricOps, Flow, NicOps, Receiving, Scheme, Setup, SwitchOps};
+use super::{
+    Device, Entry, FabricOps, Flow, NicOps, Receiving, Scheme, Setup, SwitchOps, Telemetry,
+};
 use crate::cc::{Cc, CcConfig, FixedConfig, FlowContext};
 use crate::transport::{Receiver, Recovery, Sender, TransportConfig};
 
@@ -240,6 +244,9 @@ pub struct FakeFabric {
     senders: Vec<Sender>,
     controllers: Vec<Cc>,
     int_stacks: IntStacks,
+    stamps: Stamps,
+    /// Each port's PINT state, made at its first use.
+    pint_ports: Vec<Option<PintPort>>,
     /// Each port's bytes sent ([`SwitchOps::tx_bytes`]); set by [`FakeFabric::set_tx_bytes`].
     tx_bytes: Vec<u64>,
     receivers: Vec<Option<Receiver>>,
@@ -301,6 +308,8 @@ impl FakeFabric {
             senders: Vec::new(),
             controllers: Vec::new(),
             int_stacks: IntStacks::default(),
+            stamps: Stamps::default(),
+            pint_ports: Vec::new(),
             receivers: Vec::new(),
             complete: Vec::new(),
             words: Vec::new(),
@@ -535,6 +544,28 @@ impl FabricOps for FakeFabric {
     }
     fn int_stacks_mut(&mut self) -> &mut IntStacks {
         &mut self.int_stacks
+    }
+}
+
+impl Telemetry for FakeFabric {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
+    }
+    fn stamps_mut(&mut self) -> &mut Stamps {
+        &mut self.stamps
+    }
+    /// Made at its first use, averaging over the fake's base RTT ([`Setup::flow_context`]).
+    fn pint_port(&mut self, port: PortId) -> &mut PintPort {
+        if self.pint_ports.len() <= port.idx() {
+            self.pint_ports.resize(port.idx() + 1, None);
+        }
+        let t = self.flow_context().base_rtt;
+        self.pint_ports[port.idx()].get_or_insert_with(|| {
+            PintPort::new(
+                t,
+                bfcsim_core::rng::stream(1, bfcsim_core::rng::Stream::Telemetry(port.0)),
+            )
+        })
     }
 }
 
@@ -889,6 +920,7 @@ impl Setup for FakeFabric {
             line_rate,
             base_rtt,
             bdp: line_rate.bytes_in(base_rtt),
+            seed: 1,
         }
     }
     fn buffer(&self) -> Bytes {

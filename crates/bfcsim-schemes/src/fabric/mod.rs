@@ -38,8 +38,9 @@
 //! transmission at once (resuming a queue, sending a frame or a control packet, readying a flow) takes the
 //! scheme itself as `side`, because the fabric then calls the scheme's own hooks for what that port sends.
 //!
-//! Adding a scheme: [`crate::developer_guide`] walks through it, with the skeleton of a scheme and the worked
-//! example [`crate::flow_control::trim_tail`].
+//! Adding a scheme: the developer guide (`docs/SCHEMES.md`, `bfcsim_trim_tail::developer_guide`) walks through
+//! it, with the skeleton of a scheme and the worked example, the `trim-tail` scheme in a crate of its own
+//! (`bfcsim-trim-tail`).
 //!
 //! Each scheme's state machines are sans-IO and live beside its hooks (BFC's [`crate::flow_control::bfc::BfcSwitch`]):
 //! handed `now` and an input, they answer with actions (a queue, a PAUSE to send, a drop); the hooks describe
@@ -54,10 +55,10 @@ mod stats;
 pub mod fake;
 
 pub use describe::{
-    Describe, PauseRecord, Preset, QueueLeft, ReportValue, SchemeReport, SwitchFacts,
+    ConfigType, Describe, PauseRecord, Preset, QueueLeft, ReportValue, SchemeReport, SwitchFacts,
     SwitchHardware, TAGGED,
 };
 pub use flow::Flow;
-pub use ops::{Device, Entry, FabricOps, NicOps, Receiving, Setup, SwitchOps};
+pub use ops::{Device, Entry, FabricOps, NicOps, Receiving, Setup, SwitchOps, Telemetry};
 pub use side::{NicSide, NoParams, Plain, Scheme, SwitchSide};
 pub use stats::{FrameCounts, HopStats, NoStats};

@@ -17,6 +17,8 @@ use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Packet, PacketKind};
 use bfcsim_net::queues::{PortQueues, QueueLayout};
 use bfcsim_net::routing::Routes;
+use bfcsim_net::telemetry::Stamps;
+use bfcsim_net::telemetry::pint::PintPort;
 use bfcsim_net::topology::Topology;
 
 use super::{Flow, Scheme};
@@ -110,6 +112,17 @@ pub trait FabricOps {
     fn int_stacks(&self) -> &IntStacks;
     /// The INT stack of every packet, to stamp, clear or echo one.
     fn int_stacks_mut(&mut self) -> &mut IntStacks;
+}
+
+/// The fabric's per-packet stamps besides INT and PINT's per-port state ([`bfcsim_net::telemetry`]): the
+/// capability congestion control's NIC and switch side ([`crate::cc::nic::CcNic`]) stamps and reads them by.
+pub trait Telemetry: FabricOps {
+    /// The stamps of every packet (empty unless the controller asked for some).
+    fn stamps(&self) -> &Stamps;
+    /// The stamps of every packet, to write one.
+    fn stamps_mut(&mut self) -> &mut Stamps;
+    /// Switch egress `port`'s PINT state (only under a controller that asks for PINT).
+    fn pint_port(&mut self, port: PortId) -> &mut PintPort;
 }
 
 /// The verbs of the fabric at a switch.

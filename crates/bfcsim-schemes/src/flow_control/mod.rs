@@ -1,5 +1,5 @@
 //! The schemes that act at switches, hop by hop, each written against [`crate::fabric`] and registered with
-//! one line in the engine's registry:
+//! one line in `bfcsim-registry`:
 //!
 //! - [`bfc`]: Backpressure Flow Control (Goyal et al., NSDI 2022, §3.3): per-hop per-flow pausing of
 //!   dynamically assigned queues, with its variants and the ideal baselines.
@@ -9,10 +9,11 @@
 //!   2023, Algorithms 1 and 2, §3.2-3.3).
 //! - [`hop_pause`]: the per-hop, per-flow pausing BFC and Aquarius share: their flow table, what they see of
 //!   an egress, the packet's `upstreamQ`, and their PAUSE and RESUME frames.
-//! - [`trim_tail`]: drop-tail with payload cutting, the developer guide's worked example.
+//! - [`trimming`]: cutting a packet to its header at a full queue, which NDP's switches and the `trim-tail`
+//!   scheme (crate `bfcsim-trim-tail`, the developer guide's worked example) share.
 
 pub mod aquarius;
 pub mod bfc;
 pub mod hop_pause;
 pub mod pfc;
-pub mod trim_tail;
+pub mod trimming;

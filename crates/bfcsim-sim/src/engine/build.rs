@@ -64,7 +64,7 @@ impl Fabric {
             flows.len()
         ];
         let persistent = params.nic.connections == Connections::Persistent;
-        let cc_nic = CcNic::new(&params.cc, params.switch.drop_notification);
+        let cc_nic = CcNic::new(params.cc.needs(), params.switch.drop_notification);
         let mut sim = Fabric {
             routes,
             params,
@@ -94,6 +94,7 @@ impl Fabric {
                 line_rate: Rate(1),
                 base_rtt: Time::ZERO,
                 bdp: Bytes(0),
+                seed: 0,
             },
             flows_done: 0,
             counters: Counters::default(),
@@ -112,10 +113,18 @@ impl Fabric {
             single_packet_delay: LogHistogram::new(),
             cc_nic,
             int_stacks: IntStacks::default(),
+            stamps: Stamps::default(),
+            pint_ports: Vec::new(),
             pacing: pacing::Pacing::default(),
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
+        if cc_nic.pint().is_some() {
+            let (t, seed) = (sim.flow_ctx.base_rtt, sim.params.seed);
+            sim.pint_ports = (0..sim.topo.ports.len() as u32)
+                .map(|p| PintPort::new(t, rng::stream(seed, Stream::Telemetry(p))))
+                .collect();
+        }
         sim.init_shared_ecn();
         Ok(sim)
     }
@@ -128,7 +137,7 @@ impl Fabric {
         if params.nic.connections == Connections::Persistent {
             params.cc.check_persistent()?;
         }
-        params.flow_control.validate(&params.switch)?;
+        params.flow_control.validate(&params.switch.facts())?;
         if topo.ports.len() > TOKEN_PORT as usize {
             return Err(format!(
                 "{} ports exceed the engine's limit of {TOKEN_PORT}",
@@ -339,6 +348,7 @@ impl Fabric {
             line_rate,
             base_rtt,
             bdp: line_rate.bytes_in(base_rtt),
+            seed: 0,
         }
     }
 

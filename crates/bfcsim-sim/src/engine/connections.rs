@@ -83,6 +83,7 @@ mod tests {
             line_rate: bfcsim_core::Rate::gbps(100),
             base_rtt: Time::from_us(8),
             bdp: bfcsim_core::Bytes(100_000),
+            seed: 0,
         };
         let mut cc = CcConfig::Dctcp(DctcpConfig::default()).instantiate(&ctx);
         let ack = bfcsim_schemes::AckSignal {

@@ -30,8 +30,9 @@ impl Parcel {
 }
 
 /// Parcels for one shard, with the side-table state that travels with them: a BFC refresh frame's bitmap of
-/// paused queues (its words), and under INT each packet's stack (its stored hops). Each vector holds its
-/// items in the order of the parcels they go with; `counts` has, for every parcel with such state, the number
+/// paused queues (its words), under INT each packet's stack (its stored hops), and under a controller that
+/// asks for them each packet's other stamps (one per parcel). Each vector holds its items in the order of the
+/// parcels they go with; `counts` has, for every parcel with such state, the number
 /// of words of its bitmap or the hops pushed on its stack ([`IntStack::pack_into`]), which tells the reader
 /// where the next parcel's items start. A parcel once carried its own vector or boxed stack, allocated in one
 /// thread and freed in the other (under two threads, allocation was a tenth of an HPCC run's time), and later
@@ -42,6 +43,7 @@ pub(crate) struct Mail {
     pub(super) counts: Vec<u32>,
     pub(super) hops: Vec<IntHop>,
     pub(super) words: Vec<u64>,
+    pub(super) stamps: Vec<PacketStamps>,
 }
 
 impl Mail {
@@ -52,6 +54,7 @@ impl Mail {
         take_all(&mut from.counts, &mut self.counts);
         take_all(&mut from.hops, &mut self.hops);
         take_all(&mut from.words, &mut self.words);
+        take_all(&mut from.stamps, &mut self.stamps);
     }
 
     /// The parcels, in the order they were posted.
@@ -90,8 +93,10 @@ impl Fabric {
             counts,
             hops,
             words,
+            stamps,
         } = mail;
         let (mut counts, mut hops, mut words) = (counts.iter(), &hops[..], &words[..]);
+        let mut stamps = stamps.iter();
         // The number of a parcel's bitmap words or of its stack's pushed hops.
         let mut count = || {
             *counts
@@ -108,15 +113,23 @@ impl Fabric {
             } else if self.cc_nic.stamps() {
                 hops = &hops[self.int_stacks.get_mut(id).unpack(hops, count() as u8)..];
             }
+            if self.cc_nic.stamps_packets() {
+                let s = *stamps.next().expect("stamps for each parcel");
+                self.stamps.set(id, s);
+            }
             self.put_on_wire(port, arrive, id);
         }
         debug_assert!(
-            counts.next().is_none() && hops.is_empty() && words.is_empty(),
+            counts.next().is_none()
+                && hops.is_empty()
+                && words.is_empty()
+                && stamps.next().is_none(),
             "every item of the mail read"
         );
         mail.counts.clear();
         mail.hops.clear();
         mail.words.clear();
+        mail.stamps.clear();
     }
 
     /// Hands `pkt`, just sent on `port`, to the shard owning the far end, with its side-table state.
@@ -137,6 +150,9 @@ impl Fabric {
         } else if self.cc_nic.stamps() {
             let stack = self.int_stacks.get(pkt);
             mail.counts.push(stack.pack_into(&mut mail.hops) as u32);
+        }
+        if self.cc_nic.stamps_packets() {
+            mail.stamps.push(self.stamps.get(pkt));
         }
         self.packets.free(pkt);
         mail.parcels.push(Parcel::new(packet, port, arrive));

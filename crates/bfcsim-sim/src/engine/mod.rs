@@ -9,7 +9,7 @@
 //! A shard is its [`Fabric`] and its scheme, kept apart: the fabric owns every piece of the network and never
 //! asks which scheme runs; each of its methods that may reach a scheme's hook takes the running scheme as
 //! `side` ([`bfcsim_schemes::fabric`] has the hooks, the call order and the verbs; [`ops`] implements the verbs,
-//! [`registry`] lists the schemes). The pausing of queues that per-hop flow control shares lives in [`pause`],
+//! `bfcsim-registry` lists the schemes, [`registry`] is what the engine runs over them). The pausing of queues that per-hop flow control shares lives in [`pause`],
 //! a scheme's timers in [`scheme_timer`]. What congestion control asks of NICs and switches besides ACKs (CNPs,
 //! INT, drop notices) is [`CcNic`]'s, called at its points; the NIC's rate limiter and the controllers' timers
 //! live in [`pacing`]. ECN marking, per queue and on a buffer
@@ -56,6 +56,8 @@ use bfcsim_net::mmu::{Charge, DropReason, Mmu, MmuLayout};
 use bfcsim_net::packet::{Flags, Packet, PacketKind, Packets};
 use bfcsim_net::queues::{NO_TAG, PortQueues, QueueLayout, Run};
 use bfcsim_net::routing::{LoadBalancing, Routes, ecmp_hash};
+use bfcsim_net::telemetry::pint::PintPort;
+use bfcsim_net::telemetry::{PacketStamps, Stamps};
 use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::nic::{CcNic, loss_notice};
 use bfcsim_schemes::cc::{Cc, CcConfig, CongestionControl, FlowContext, Notifier};
@@ -71,7 +73,7 @@ pub(crate) use exchange::{Mail, Parcel};
 use explain::Explain;
 use flows::*;
 use nic::*;
-pub(crate) use registry::AnyScheme;
+pub(crate) use registry::{AnyScheme, RunScheme};
 pub use registry::{FlowControl, SchemeEntry};
 use scheme_timer::{TimerBatches, TokenTimers};
 use switch::*;
@@ -313,6 +315,10 @@ pub struct Fabric {
     cc_nic: CcNic,
     /// The INT stack of each packet slot (empty unless [`CcNic::stamps`]).
     int_stacks: IntStacks,
+    /// The other stamps of each packet slot (empty unless [`CcNic::stamps_packets`]).
+    stamps: Stamps,
+    /// Each port's PINT state, by port id (empty unless [`CcNic::pint`]; host ports' are never used).
+    pint_ports: Vec<PintPort>,
     /// The controllers' timers, for the NIC's rate limiter.
     pacing: pacing::Pacing,
     /// The run's fingerprint so far: the wrapping sum over every transmission on a link of a hash of what was

@@ -43,7 +43,13 @@ impl Fabric {
         };
         let (sender, cc) = match carried.and_then(|c| c.next_flow(self.now)) {
             Some((rtt, cc)) => (sender.with_rtt_estimate(rtt), cc),
-            None => (sender, self.params.cc.instantiate(&self.flow_ctx)),
+            None => {
+                let ctx = FlowContext {
+                    seed: rng::stream_seed(self.params.seed, Stream::Controller(id.0)),
+                    ..self.flow_ctx
+                };
+                (sender, self.params.cc.instantiate(&ctx))
+            }
         };
         let active = Active {
             id,
@@ -125,6 +131,8 @@ impl Fabric {
             let flows_wait = !host.ready.is_empty();
             let more =
                 !host.ctrl.is_empty() || flows_wait && !(paused && side.nic_blocked(self, h));
+            let cc_nic = self.cc_nic;
+            cc_nic.reply_sent(self, pkt);
             self.transmit(port, pkt);
             return more;
         }
@@ -195,7 +203,7 @@ impl Fabric {
                 self.arm_timer(at, id);
             }
             let cc_nic = self.cc_nic;
-            if cc_nic.paced() {
+            if cc_nic.sees_data_sent() {
                 cc_nic.data_sent(self, slot, pkt, size);
             }
             side.data_sent(self, h, slot, pkt);

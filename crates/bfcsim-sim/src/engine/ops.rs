@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use bfcsim_schemes::fabric::{FabricOps, NicOps, Receiving, Setup, SwitchOps};
+use bfcsim_schemes::fabric::{FabricOps, NicOps, Receiving, Setup, SwitchOps, Telemetry};
 use bfcsim_schemes::transport::TransportConfig;
 
 use super::*;
@@ -66,6 +66,18 @@ impl FabricOps for Fabric {
     #[inline(always)]
     fn int_stacks_mut(&mut self) -> &mut IntStacks {
         &mut self.int_stacks
+    }
+}
+
+impl Telemetry for Fabric {
+    fn stamps(&self) -> &Stamps {
+        &self.stamps
+    }
+    fn stamps_mut(&mut self) -> &mut Stamps {
+        &mut self.stamps
+    }
+    fn pint_port(&mut self, port: PortId) -> &mut PintPort {
+        &mut self.pint_ports[port.idx()]
     }
 }
 

@@ -298,10 +298,8 @@ impl Fabric {
             }
         }
         side.dequeued(self, sp, pkt, queue, data);
-        if data {
-            let cc_nic = self.cc_nic;
-            cc_nic.egress(self, port, sp, pkt);
-        }
+        let cc_nic = self.cc_nic;
+        cc_nic.egress(self, (port, sp), pkt, data);
         let ecn = &self.params.switch.ecn;
         if ecn.enabled
             && ecn.mark_on == MarkPoint::Dequeue

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use bfcsim_core::PortId;
-use bfcsim_core::{Bytes, FlowSpec, NodeId, Time};
+use bfcsim_core::{FlowSpec, NodeId, Time};
 use bfcsim_schemes::cc::dcqcn::DcqcnConfig;
 use bfcsim_schemes::cc::dctcp::DctcpConfig;
 use bfcsim_schemes::cc::hpcc::HpccConfig;
@@ -97,15 +97,7 @@ pub fn drops(sim: &Sim) -> u64 {
 }
 
 pub fn flow(src: u32, dst: u32, size: u64, start: Time) -> FlowSpec {
-    FlowSpec {
-        src: NodeId(src),
-        dst: NodeId(dst),
-        size: Bytes(size),
-        start,
-        class: 0,
-        incast: false,
-        group: None,
-    }
+    FlowSpec::new(src, dst, size, start)
 }
 
 /// Completion time of a lone flow computed packet by packet: store-and-forward FIFO at every hop, one ACK

@@ -5,7 +5,7 @@
 //!
 //! - **Switches** (§3.1): small data queues (8 packets by default) that trim an arriving packet's payload
 //!   when full and forward its header in the high-priority control queue; the enqueue is trim-tail's
-//!   ([`crate::flow_control::trim_tail::trim_enqueue`]). The control queue, which also carries the PULLs and
+//!   ([`crate::flow_control::trimming::trim_enqueue`]). The control queue, which also carries the PULLs and
 //!   replies, is bounded in bytes ([`NdpConfig::header_queue`]; htsim: twice the data queue's bytes). A header
 //!   that finds it full is **returned to its sender** (§3.1's return-to-sender, htsim's `bounce`) when
 //!   [`NdpConfig::return_to_sender`] is on: it turns round as a [`BOUNCE`] addressed to the flow's source,
@@ -81,7 +81,7 @@ impl Default for NdpConfig {
 impl NdpConfig {
     /// Checks ranges; messages name the field.
     pub fn validate(&self) -> Result<(), String> {
-        crate::flow_control::trim_tail::validate_trimming(self.queue_packets, self.header)?;
+        crate::flow_control::trimming::validate_trimming(self.queue_packets, self.header)?;
         if self
             .header_queue
             .is_some_and(|b| b.0 < u64::from(self.header))

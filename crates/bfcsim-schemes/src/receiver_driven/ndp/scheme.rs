@@ -10,7 +10,7 @@ use crate::fabric::{
     Describe, Entry, NicOps, NicSide, Preset, Receiving, Scheme, SchemeReport, Setup, SwitchFacts,
     SwitchOps, SwitchSide,
 };
-use crate::flow_control::trim_tail::{Trimmed, queue_header, trim_enqueue};
+use crate::flow_control::trimming::{Trimmed, queue_header, trim_enqueue};
 use crate::transport::Recovery;
 
 /// NDP's state in one shard of a run.

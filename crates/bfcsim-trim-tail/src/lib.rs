@@ -6,7 +6,9 @@
 //! scheme counts: the smallest use of a scheme's own end-to-end field.
 //!
 //! It is also the worked example of the developer guide (`docs/SCHEMES.md`): a scheme that acts at switches
-//! and NICs in one module, against the fabric's verbs, registered with one line.
+//! and NICs, in a crate of its own that depends only on `bfcsim-schemes`'s seam (`bfcsim_schemes::fabric`)
+//! and its trimming ([`bfcsim_schemes::flow_control::trimming`]), against the fabric's verbs, and is registered
+//! with one line in `bfcsim-registry`.
 //!
 //! - **Switch** ([`SwitchSide::enqueue`]): a data packet joins its class's queue while that queue holds fewer
 //!   than `queue_packets` packets; otherwise it is trimmed to `header` bytes ([`SwitchOps::trim`]) and joins the
@@ -20,15 +22,20 @@
 //!   with [`ECHO`] in its `mark`; the receiver copies the bit into its ACK or NACK; the sender counts the replies
 //!   that bring it back.
 
+#[doc = include_str!("../../../docs/SCHEMES.md")]
+pub mod developer_guide {}
+
 use bfcsim_core::PacketId;
 use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Packet, PacketKind};
-use serde::{Deserialize, Serialize};
-
-use crate::fabric::{
+use bfcsim_schemes::fabric::{
     Describe, Entry, NicOps, NicSide, Preset, Scheme, SchemeReport, Setup, SwitchFacts, SwitchOps,
     SwitchSide,
 };
+use bfcsim_schemes::flow_control::trimming::{
+    Trimmed, queue_header, trim_enqueue, validate_trimming,
+};
+use serde::{Deserialize, Serialize};
 
 /// The bit every data packet carries out and its reply echoes back.
 pub const ECHO: u8 = 1;
@@ -62,18 +69,6 @@ impl TrimTailConfig {
     }
 }
 
-/// Checks the two sizes every trimming scheme has (trim-tail's and NDP's `queue_packets` and `header`); messages
-/// name the field.
-pub fn validate_trimming(queue_packets: u32, header: u32) -> Result<(), String> {
-    if queue_packets == 0 {
-        return Err("flow_control.queue_packets must be at least 1".into());
-    }
-    if header == 0 {
-        return Err("flow_control.header must be at least 1 byte".into());
-    }
-    Ok(())
-}
-
 /// What the scheme counted in one shard (the fabric counts the trimmed packets and bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TrimTailStats {
@@ -105,53 +100,6 @@ impl std::fmt::Display for TrimTailStats {
 pub struct TrimTail {
     cfg: TrimTailConfig,
     stats: TrimTailStats,
-}
-
-/// What [`trim_enqueue`] did with a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Trimmed {
-    /// It joined its class's queue as it is.
-    Queued,
-    /// It goes in the control queue as a header, cut here (`cut`) or at an earlier hop; the scheme bounds that
-    /// queue and places it ([`queue_header`]).
-    Header {
-        /// Its payload is still to be cut.
-        cut: bool,
-    },
-}
-
-/// A switch's trimming enqueue, which NDP's switches share (Handley et al. §3.1): data packet `e` joins its
-/// class's queue while that holds fewer than `queue_packets` packets; past them it is to be cut to a header.
-/// A header cut at an earlier hop rides the control queue at every hop; other packets, and data no larger than
-/// a header, are queued as without a scheme.
-pub fn trim_enqueue<F: SwitchOps>(
-    fab: &mut F,
-    e: &Entry,
-    queue_packets: u32,
-    header: u32,
-) -> Result<Trimmed, DropReason> {
-    let queue = fab.layout().data_queue_for(e.p.class, e.p.hash);
-    let full = fab.queues(e.out_sp).queue_len(queue) >= queue_packets as usize;
-    let cut = e.p.kind == PacketKind::DATA && full && !e.p.trimmed() && e.p.size > header;
-    if cut || e.p.trimmed() {
-        return Ok(Trimmed::Header { cut });
-    }
-    fab.admit(e, queue)?;
-    fab.push(e, queue);
-    Ok(Trimmed::Queued)
-}
-
-/// Queues header `e` in its port's control queue, cutting its payload to `header` bytes first if `cut`.
-pub fn queue_header<F: SwitchOps>(
-    fab: &mut F,
-    e: &Entry,
-    cut: bool,
-    header: u32,
-) -> Result<(), DropReason> {
-    let h = if cut { fab.trim(e, header) } else { *e };
-    fab.admit(&h, 0)?;
-    fab.push(&h, 0);
-    Ok(())
 }
 
 impl SwitchSide for TrimTail {

@@ -7,7 +7,7 @@ use bfcsim_net::mmu::DropReason;
 use bfcsim_net::packet::{Flags, Packet, PacketKind};
 use bfcsim_schemes::fabric::fake::{Call, FakeFabric};
 use bfcsim_schemes::fabric::{Describe, FabricOps, NicOps, NicSide, Scheme, SwitchOps, SwitchSide};
-use bfcsim_schemes::flow_control::trim_tail::{ECHO, TrimTail, TrimTailConfig};
+use bfcsim_trim_tail::{ECHO, TrimTail, TrimTailConfig};
 
 const HEADER: u32 = 64;
 

@@ -3,14 +3,13 @@
 //! sent again, every byte is accounted (the cut payloads with the delivered and dropped bytes), and the bit each
 //! data packet carries comes back in its reply.
 
-mod common;
-
-use bfcsim_core::Time;
+use bfcsim_core::{FlowSpec, Rate, Time};
+use bfcsim_net::build::{Build, Star};
 use bfcsim_net::mmu::DropReason;
-use bfcsim_schemes::flow_control::trim_tail::{TrimTail, TrimTailConfig};
+use bfcsim_schemes::cc::CcConfig;
 use bfcsim_schemes::transport::Recovery;
-use bfcsim_sim::{FlowControl, Sim};
-use common::{dctcp, flow, params, star};
+use bfcsim_sim::{FlowControl, NicConfig, Sim, SimParams, SwitchConfig};
+use bfcsim_trim_tail::{TrimTail, TrimTailConfig};
 
 /// Eight senders of 100 KB each to one receiver on a star of 100 Gb/s links, all at once, with selective
 /// repeat (the `dctcp-trim` preset's transport).
@@ -19,11 +18,23 @@ fn incast(cfg: TrimTailConfig) -> Sim {
 }
 
 fn incast_with(cfg: TrimTailConfig, recovery: Recovery) -> Sim {
-    let mut p = params(dctcp());
-    p.flow_control = FlowControl::TrimTail(cfg);
+    let mut p = SimParams {
+        switch: SwitchConfig::default(),
+        nic: NicConfig::default(),
+        cc: CcConfig::Dctcp(Default::default()),
+        flow_control: FlowControl::TrimTail(cfg),
+        seed: 1,
+    };
     p.nic.transport.recovery = recovery;
-    let flows: Vec<_> = (1..9).map(|s| flow(s, 0, 100_000, Time::ZERO)).collect();
-    let mut sim = Sim::new(star(9), &flows, p).unwrap();
+    let flows: Vec<_> = (1..9)
+        .map(|s| FlowSpec::new(s, 0, 100_000, Time::ZERO))
+        .collect();
+    let star = Star {
+        hosts: 9,
+        rate: Rate::gbps(100),
+        delay: Time::from_us(1),
+    };
+    let mut sim = Sim::new(star.build().unwrap(), &flows, p).unwrap();
     sim.run();
     sim
 }
