@@ -45,6 +45,7 @@ pub fn catalog() -> Vec<SchemeInfo> {
             params: config_params(&c.defaults)
                 .into_iter()
                 .filter(|(k, _)| k.as_str() != "name")
+                .chain(c.optional)
                 .collect(),
         })
         .collect()

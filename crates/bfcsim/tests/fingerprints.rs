@@ -213,8 +213,17 @@ fn every_scheme_behaves_as_recorded() {
         .filter_map(|case| case.split(' ').nth(1).map(str::to_string))
         .collect();
     if std::env::var_os("BFCSIM_RECORD_FINGERPRINTS").is_some() {
+        // The main table keeps its own line order (its bytes are the behaviour fingerprint: a reordering of
+        // the presets must not change it); the own tables follow the presets' order.
+        let order: std::collections::HashMap<String, usize> = rows(&recorded)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (case, _))| (case, i))
+            .collect();
+        let mut now_sorted: Vec<_> = now.iter().collect();
+        now_sorted.sort_by_key(|(_, _, case, _)| order.get(case).copied().unwrap_or(usize::MAX));
         let mut texts = std::collections::BTreeMap::new();
-        for (scheme, scenario, case, values) in &now {
+        for (scheme, scenario, case, values) in now_sorted {
             let file = if main.contains(*scheme) && BASE_SCENARIOS.contains(scenario) {
                 path.clone()
             } else {

@@ -130,3 +130,15 @@ fn homa_grants_with_spraying() {
         &["workload.duration=200us", "scheme.name=homa"],
     );
 }
+
+/// The stamps the delay and digest controllers read (hop count, endpoint delay, PINT's digest and per-port
+/// state) cross shards with their packets.
+#[test]
+fn swift_timely_and_hpcc_pint_stamps_cross_shards() {
+    for scheme in ["swift", "timely", "hpcc-pint"] {
+        same_outputs(
+            "clos128-incast-pfc.toml",
+            &[&format!("scheme.name={scheme}")],
+        );
+    }
+}

@@ -23,12 +23,23 @@
 //! changes (a new path), the ACK only re-baselines the records; a stack that overflowed
 //! ([`bfcsim_net::int::IntStack::overflowed`]) is ignored, as ns-3 ignores `nhop > maxHop`. Losses and
 //! timeouts leave W alone (ns-3's NACK handling only rewinds the sender).
+//!
+//! **HPCC-PINT** (Ben Basat et al., "PINT: Probabilistic In-band Network Telemetry", SIGCOMM 2020, §5.1; HPCC's
+//! ns-3 `CC_MODE 10`: `RdmaHw::HandleAckHpPint`, `UpdateRateHpPint`), with a `[cc.pint]` table ([`PintConfig`]):
+//! instead of the INT stack, every data packet carries PINT's digest, the largest utilization estimate of the
+//! egress ports it left, encoded in a byte or two ([`bfcsim_net::telemetry::pint`]), which its ACK echoes. The
+//! sender decodes it as `U` directly (the switches smoothed over T) and applies the same ComputeWind and
+//! once-per-RTT commit, every ACK reacting (ns-3 always fast-reacts here); it reads each ACK with probability
+//! `pint.probability` (PINT's sampling, `PINT_PROB`), the others changing nothing.
 
 use bfcsim_core::{Bytes, Rate, Time};
+use bfcsim_core::rng::Rng;
 use bfcsim_net::int::IntStack;
+use bfcsim_net::telemetry::pint::{Arithmetic, Pint};
+use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs};
+use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs, PintNeeds};
 use crate::fabric::Preset;
 
 /// Bytes of INT header HPCC adds to every data packet in BFC's comparisons (BFC §6.3: "the overhead of the
@@ -62,6 +73,31 @@ pub struct HpccConfig {
     /// Bytes of INT header on every data packet, which the engine adds to its wire size (BFC §6.3: 80 B;
     /// HPCC's ns-3 `IntHeader` is 42 B: five 8-byte hops and a 2-byte hop count).
     pub int_overhead: Bytes,
+    /// HPCC-PINT: feedback from PINT's digest instead of the INT stack (`[cc.pint]`; absent: INT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pint: Option<PintConfig>,
+}
+
+/// HPCC-PINT's parameters (`[cc.pint]`), with the defaults of HPCC's `run.py` for `--cc hpccPint`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PintConfig {
+    /// The digest's logarithm base (`PINT_LOG_BASE`: 1.01 in `run.py`, two bytes; 1.05 in `pint.cc`, one).
+    pub log_base: f64,
+    /// Probability that a sender reads an ACK's digest (`PINT_PROB`, 1 in `run.py`).
+    pub probability: f64,
+    /// How switches compute their utilization update.
+    pub arithmetic: Arithmetic,
+}
+
+impl Default for PintConfig {
+    fn default() -> Self {
+        PintConfig {
+            log_base: 1.01,
+            probability: 1.0,
+            arithmetic: Arithmetic::LogApprox,
+        }
+    }
 }
 
 impl Default for HpccConfig {
@@ -75,6 +111,7 @@ impl Default for HpccConfig {
             min_rate: Rate::gbps(1),
             fast_react: true,
             int_overhead: INT_OVERHEAD,
+            pint: None,
         }
     }
 }
@@ -97,6 +134,20 @@ impl HpccConfig {
         if self.min_rate.0 == 0 {
             return Err("hpcc min_rate must be positive".into());
         }
+        if let Some(p) = &self.pint {
+            if !(p.log_base > 1.0 && p.log_base <= 2.0) {
+                return Err(format!(
+                    "hpcc pint.log_base = {} must be in (1, 2]",
+                    p.log_base
+                ));
+            }
+            if !(p.probability > 0.0 && p.probability <= 1.0) {
+                return Err(format!(
+                    "hpcc pint.probability = {} must be in (0, 1]",
+                    p.probability
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -112,10 +163,29 @@ pub struct Hpcc {
     last_update_seq: Option<u64>,
     /// The INT stack of the previous ACK.
     prev: IntStack,
+    /// HPCC-PINT's reader of digests (boxed: only its flows carry it, and every flow's controller is the size
+    /// of the largest).
+    pint: Option<Box<PintReader>>,
+}
+
+/// What an HPCC-PINT sender needs to read digests.
+#[derive(Clone, Debug)]
+struct PintReader {
+    encoding: Pint,
+    /// `probability` in 1/65536 (ns-3's `pint_smpl_thresh`).
+    threshold: u32,
+    rng: Rng,
+}
+
+impl PintReader {
+    /// Whether the next ACK is read (`rand() % 65536 < pint_smpl_thresh`).
+    fn sampled(&mut self) -> bool {
+        self.threshold >= 65536 || self.rng.random::<u32>() % 65536 < self.threshold
+    }
 }
 
 /// HPCC §3.3's window from a utilization estimate: ComputeWind, and NewAck's commit of the reference window
-/// W_c and incStage once per RTT. The pacing rate is `W/T`.
+/// W_c and incStage once per RTT, which the INT and the PINT feedback share. The pacing rate is `W/T`.
 #[derive(Clone, Debug)]
 pub(crate) struct WindowLaw {
     eta: f64,
@@ -216,6 +286,13 @@ impl Hpcc {
             u: 1.0,
             last_update_seq: None,
             prev: IntStack::EMPTY,
+            pint: cfg.pint.map(|p| {
+                Box::new(PintReader {
+                    encoding: Pint::new(p.log_base),
+                    threshold: (65536.0 * p.probability) as u32,
+                    rng: Rng::seed_from_u64(ctx.seed),
+                })
+            }),
         }
     }
 
@@ -286,12 +363,37 @@ impl DescribeCc for Hpcc {
     }
 
     fn needs(cfg: &HpccConfig) -> Needs {
+        let Some(p) = cfg.pint else {
+            return Needs {
+                pacing: true,
+                header: cfg.int_overhead,
+                int: true,
+                ..Needs::default()
+            };
+        };
+        let encoding = Pint::new(p.log_base);
         Needs {
             pacing: true,
-            header: cfg.int_overhead,
-            int: true,
+            header: Bytes(encoding.bytes() as u64),
+            pint: Some(PintNeeds {
+                encoding,
+                arithmetic: p.arithmetic,
+            }),
             ..Needs::default()
         }
+    }
+
+    fn optional_params() -> Vec<(String, String)> {
+        let mut params = vec![(
+            "pint".to_string(),
+            "unset (INT; a [cc.pint] table turns HPCC-PINT on)".to_string(),
+        )];
+        params.extend(
+            crate::catalog::config_params(&PintConfig::default())
+                .into_iter()
+                .map(|(k, v)| (format!("pint.{k}"), v)),
+        );
+        params
     }
 
     fn presets() -> &'static [Preset] {
@@ -312,6 +414,12 @@ impl DescribeCc for Hpcc {
                 summary: "HPCC-PFC with stochastic fair queuing over 32 queues per port (BFC §6.4)",
                 config: "[cc]\nname = \"hpcc\"\n[switch]\ndrop_notification = true\nqueues_per_port = 32\n\
                          [nic]\nrecovery = \"selective\"\n",
+            },
+            Preset {
+                name: "hpcc-pint",
+                summary: "HPCC-PINT (Ben Basat et al. 2020) over PFC: HPCC on PINT's 2-byte utilization digest (log base \
+                          1.01, every ACK read), HPCC ns-3's CC_MODE 10",
+                config: "[cc]\nname = \"hpcc\"\n[cc.pint]\n[flow_control]\nkind = \"pfc\"\n",
             },
             Preset {
                 name: "hpcc-dqa",
@@ -335,6 +443,22 @@ impl CongestionControl for Hpcc {
     }
 
     fn on_ack(&mut self, _now: Time, ack: &AckSignal) {
+        if let Some(pint) = &mut self.pint {
+            if !pint.sampled() {
+                return;
+            }
+            let u = pint.encoding.decode(ack.stamps.digest);
+            let Some(last) = self.last_update_seq else {
+                self.last_update_seq = Some(ack.snd_nxt);
+                return;
+            };
+            let commit = ack.ack_seq > last;
+            self.law.compute(u, commit);
+            if commit {
+                self.last_update_seq = Some(last.max(ack.snd_nxt));
+            }
+            return;
+        }
         let Some(last) = self.last_update_seq else {
             self.prev = *ack.int;
             self.last_update_seq = Some(ack.snd_nxt);
@@ -646,5 +770,66 @@ mod tests {
         ] {
             assert!(c.validate().is_err(), "{c:?}");
         }
+    }
+
+    fn pint_ack(ack_seq: u64, snd_nxt: u64, digest: u16) -> AckSignal<'static> {
+        AckSignal {
+            ack_seq,
+            snd_nxt,
+            stamps: bfcsim_net::telemetry::PacketStamps {
+                digest,
+                ..Default::default()
+            },
+            ..AckSignal::default()
+        }
+    }
+
+    fn pint_config(probability: f64) -> HpccConfig {
+        HpccConfig {
+            pint: Some(PintConfig {
+                probability,
+                ..PintConfig::default()
+            }),
+            ..HpccConfig::default()
+        }
+    }
+
+    #[test]
+    fn hpcc_pint_drives_the_window_law_from_the_digest() {
+        let cfg = pint_config(1.0);
+        let needs = Hpcc::needs(&cfg);
+        assert!(!needs.int && needs.pint.is_some());
+        assert_eq!(needs.header, Bytes(2), "base 1.01: two bytes of digest, no INT header");
+        let pint = Pint::new(1.01);
+        let mut h = Hpcc::new(&cfg, &ctx());
+        h.on_ack(Time::ZERO, &pint_ack(1000, 100_000, 0));
+        assert_eq!(h.cwnd(), 100_000.0, "the first ACK only records snd_nxt");
+        // A digest for U ≈ 1.9, twice η: W = W_c/(U/η) + W_AI, committed (the ACK is past snd_nxt).
+        let p = (0..2000u16)
+            .min_by(|&a, &b| {
+                let d = |p| (pint.decode(p) - 1.9).abs();
+                d(a).total_cmp(&d(b))
+            })
+            .unwrap();
+        let u = pint.decode(p);
+        h.on_ack(Time::ZERO, &pint_ack(100_001, 200_000, p));
+        let w_ai = 50e6 * 8e6 / 8e12;
+        assert!((h.cwnd() - (100_000.0 / (u / 0.95) + w_ai)).abs() < 1e-6);
+        assert_eq!(h.reference_window(), h.cwnd());
+        // An ACK inside the RTT reacts from the committed W_c without committing.
+        h.on_ack(Time::ZERO, &pint_ack(150_000, 200_000, p));
+        assert!(h.cwnd() < h.reference_window());
+    }
+
+    #[test]
+    fn hpcc_pint_reads_its_sampling_probability_of_the_acks() {
+        let mut h = Hpcc::new(&pint_config(0.25), &ctx());
+        let reader = h.pint.as_mut().unwrap();
+        let read = (0..40_000).filter(|_| reader.sampled()).count();
+        assert!((9_600..10_400).contains(&read), "{read} of 40000");
+        let mut all = Hpcc::new(&pint_config(1.0), &ctx());
+        let reader = all.pint.as_mut().unwrap();
+        assert!((0..1000).all(|_| reader.sampled()));
+        assert!(pint_config(0.0).validate().is_err());
     }
 }

@@ -3,14 +3,9 @@
 //! the NIC and the fabric, [`Needs`]), and the registry below, one line per controller, from which follow the
 //! [`CcConfig`] every experiment file's `[cc]` parses into, the catalog `bfcsim schemes` prints
 //! ([`CcConfig::catalog`]), and the [`Cc`] enum that holds one flow's controller and dispatches its calls
-//! statically. The controllers:
-//!
-//! - [`dctcp`]: DCTCP (Alizadeh et al., SIGCOMM 2010).
-//! - [`dctcp_rate`]: DCTCP's control law on a pacing rate, as HPCC's ns-3 runs it for RDMA (`CC_MODE 8`).
-//! - [`dcqcn`]: DCQCN (Zhu et al., SIGCOMM 2015) as HPCC's ns-3 models it, and the receiver's CNP pacing.
-//! - [`hpcc`]: HPCC (Li et al., SIGCOMM 2019), driven by the INT records of `bfcsim_net::int`.
-//! - [`rtt_target`]: the RTT-target window of BFC App. A.1 (Goyal et al., NSDI 2022).
-//! - [`fixed`]: no congestion control: a fixed window, or none.
+//! statically. The controllers are the modules the `ccs!` list names (DCTCP, its rate-based variant as HPCC's
+//! ns-3 runs it, DCQCN, HPCC, BFC App. A.1's RTT-target window, none, TIMELY, Swift, ...); each
+//! module's doc says what it implements and from which paper section and reference code.
 //!
 //! Adding a controller: a module of its own beside these, whose per-flow state implements [`CongestionControl`]
 //! and [`DescribeCc`], and one line in the `ccs!` list below, which also declares the module. The trait's doc
@@ -190,6 +185,8 @@ ccs! {
     Hpcc => hpcc::Hpcc,
     RttTarget => rtt_target::RttTarget,
     None => fixed::Fixed,
+    Timely => timely::Timely,
+    Swift => swift::Swift,
 }
 
 pub use fixed::{Fixed, FixedConfig};
@@ -483,6 +480,12 @@ pub trait DescribeCc: CongestionControl + Clone + fmt::Debug + Sized + 'static {
         &[]
     }
 
+    /// Parameters of the optional tables its default configuration leaves out (HPCC's `[cc.pint]`), as
+    /// `(dotted key, default)` pairs, for `bfcsim schemes` to list after the defaults.
+    fn optional_params() -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The connection carries a new flow ([`DescribeCc::PERSISTS`]); `idle_restart` when it sent nothing for
     /// longer than its RTO.
     fn next_flow(&mut self, _idle_restart: bool) {}
@@ -498,6 +501,8 @@ pub struct CcEntry {
     pub defaults: CcConfig,
     /// Its named presets.
     pub presets: &'static [Preset],
+    /// Parameters of its optional tables ([`DescribeCc::optional_params`]).
+    pub optional: Vec<(String, String)>,
 }
 
 impl CcEntry {
@@ -507,6 +512,7 @@ impl CcEntry {
             summary: C::SUMMARY,
             defaults,
             presets: C::presets(),
+            optional: C::optional_params(),
         }
     }
 }

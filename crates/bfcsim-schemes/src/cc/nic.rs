@@ -208,13 +208,9 @@ impl CcNic {
             let now = fab.now();
             let stamps = fab.stamps_mut();
             let of_data = stamps.get(data);
-            stamps.set(
-                reply,
-                PacketStamps {
-                    remote: now,
-                    ..of_data
-                },
-            );
+            // Until the reply leaves (`reply_sent`), `remote` holds the time its data packet arrived.
+            let remote = if self.endpoint_delay { now } else { Time::ZERO };
+            stamps.set(reply, PacketStamps { remote, ..of_data });
         }
     }
 
