@@ -7,6 +7,7 @@ mod common;
 use bfcsim_core::{FlowId, PortId, Time};
 use bfcsim_schemes::cc::CcConfig;
 use bfcsim_schemes::cc::hpcc::{HpccConfig, PintConfig};
+use bfcsim_schemes::cc::powertcp::{Power, PowerTcpConfig};
 use bfcsim_schemes::cc::swift::SwiftConfig;
 use bfcsim_schemes::cc::timely::TimelyConfig;
 use bfcsim_sim::{Sim, SimParams};
@@ -164,4 +165,30 @@ fn timely_two_flows_share_the_link_with_the_rtt_between_its_thresholds() {
         "mean queuing delay {delay_us} us, empty {empty}"
     );
     assert!(sim.check_invariants().is_empty());
+}
+
+/// PowerTCP (§3, Fig. 4): the window follows the bottleneck's power, so an 8-to-1 incast of long flows keeps
+/// the link full with almost no standing queue (the paper's "near-zero queue"), where HPCC, reacting to the
+/// queue length alone, keeps η·C.
+#[test]
+fn powertcp_incast_keeps_the_link_full_with_a_near_empty_queue() {
+    let p = with_pfc(params(CcConfig::PowerTcp(PowerTcpConfig::default())));
+    let (util, mean, max, _) = incast(p, 8, Time::from_ms(2), Time::from_ms(4));
+    println!("PowerTCP 8→1: utilization {util:.4}, queue mean {mean:.0} B max {max} B");
+    assert!(util > 0.93, "utilization {util}");
+    assert!(mean < 20_000.0, "queue mean {mean}");
+}
+
+/// θ-PowerTCP (§3.4): the same from RTTs alone, no INT.
+#[test]
+fn theta_powertcp_incast_keeps_the_link_busy_and_the_queue_short() {
+    let cfg = PowerTcpConfig {
+        power: Power::Rtt,
+        ..PowerTcpConfig::default()
+    };
+    let p = with_pfc(params(CcConfig::PowerTcp(cfg)));
+    let (util, mean, max, _) = incast(p, 8, Time::from_ms(2), Time::from_ms(4));
+    println!("theta-PowerTCP 8→1: utilization {util:.4}, queue mean {mean:.0} B max {max} B");
+    assert!(util > 0.9, "utilization {util}");
+    assert!(mean < 100_000.0, "queue mean {mean}");
 }

@@ -187,6 +187,7 @@ ccs! {
     None => fixed::Fixed,
     Timely => timely::Timely,
     Swift => swift::Swift,
+    PowerTcp => powertcp::PowerTcp,
 }
 
 pub use fixed::{Fixed, FixedConfig};
