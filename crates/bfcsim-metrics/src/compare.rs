@@ -208,6 +208,10 @@ pub struct Comparison {
     pub sport_differs: usize,
     /// Matched flows whose standalone FCTs differ, and the largest difference in ns.
     pub standalone_differs: (usize, u64),
+    /// Flow by flow, our FCT over the reference's: their geometric mean, and the 10th and 90th percentiles.
+    /// Where the buckets' p99s are a few flows each (which flows collide depends on the paths each
+    /// simulator's hash or random draw gave them), this says whether the same flows take the same time.
+    pub flow_ratio: (f64, f64, f64),
 }
 
 impl Comparison {
@@ -281,6 +285,12 @@ impl Comparison {
         let _ = writeln!(
             out,
             "{p50} of {m} buckets within {pct}% (p50), {p99} of {m} (p99); * marks a bucket outside"
+        );
+        let (geo, p10, p90) = self.flow_ratio;
+        let _ = writeln!(
+            out,
+            "flow by flow, {ours} FCT / {reference} FCT: geometric mean {geo:.3}, 10th-90th percentile \
+             {p10:.3}-{p90:.3}"
         );
         out
     }
@@ -362,6 +372,13 @@ pub fn compare(
         .map(|(r, o)| r.standalone_ns.abs_diff(o.standalone_ns))
         .filter(|&d| d > 0)
         .collect();
+    let mut ratios: Vec<f64> = pairs
+        .iter()
+        .map(|(r, o)| o.fct_ns.max(1) as f64 / r.fct_ns.max(1) as f64)
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    let geo = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
     Some(Comparison {
         rows,
         all: row("all".into(), &pairs),
@@ -374,6 +391,7 @@ pub fn compare(
             standalone.len(),
             standalone.iter().copied().max().unwrap_or(0),
         ),
+        flow_ratio: (geo, at(0.1), at(0.9)),
     })
 }
 
@@ -498,8 +516,17 @@ mod tests {
         assert_eq!(c.standalone_differs, (1, 10));
         let text = c.render("ns-3", "bfcsim");
         assert!(
-            text.ends_with(
+            text.contains(
                 "1 of 2 buckets within 25% (p50), 1 of 2 (p99); * marks a bucket outside\n"
+            ),
+            "{text}"
+        );
+        // The four flows' FCT ratios are 1.1, 1.2, 1.5 and 2 (the 10th and 90th percentiles by nearest rank).
+        let geo = (1.1f64 * 1.2 * 1.5 * 2.0).powf(0.25);
+        assert!((c.flow_ratio.0 - geo).abs() < 1e-9, "{:?}", c.flow_ratio);
+        assert!(
+            text.ends_with(
+                "flow by flow, bfcsim FCT / ns-3 FCT: geometric mean 1.411, 10th-90th percentile 1.100-2.000\n"
             ),
             "{text}"
         );

@@ -1,6 +1,8 @@
 //! Import of HPCC ns-3's `topology.txt` (`docs/FORMATS.md`): `node_num switch_num link_num`, a line with the switch ids,
 //! then one link per line `src dst rate delay error_rate`, with ns-3 units (`100Gbps`, `1000ns`, `0.001ms`).
-//! Parallel links between one pair stay distinct links.
+//! Parallel links between one pair stay distinct links. The header of PowerTCP's ns-3 (inet-tub/ns3-datacenter,
+//! `powertcp-evaluation-burst.cc`), `node_num switch_num tor_num link_num`, is read too (the ToR count is its
+//! driver's own and unused here).
 
 use std::path::Path;
 
@@ -18,13 +20,17 @@ pub fn parse_hpcc_topology(file: &Path, text: &str) -> Result<Topology, InputErr
     let (hl, header) = lines
         .next()
         .ok_or_else(|| InputError::file(file, "the file is empty"))?;
-    let nums: Vec<&str> = header.split_whitespace().collect();
+    let mut nums: Vec<&str> = header.split_whitespace().collect();
+    if nums.len() == 4 {
+        nums.remove(2); // PowerTCP's ns-3: `node_num switch_num tor_num link_num`
+    }
     if nums.len() != 3 {
         return Err(InputError::at(
             file,
             hl,
             format!(
-                "expected `node_num switch_num link_num`, found {} fields",
+                "expected `node_num switch_num link_num` (or PowerTCP ns-3's `node_num switch_num tor_num \
+                 link_num`), found {} fields",
                 nums.len()
             ),
         ));
@@ -204,6 +210,12 @@ mod tests {
         assert_eq!(t.nodes[2].ports.len(), 3);
         assert_eq!(t.links[1].delay, Time::from_us(1));
         assert_eq!(t.links[2].rate, Rate::gbps(40));
+    }
+
+    #[test]
+    fn reads_powertcp_ns3s_header_with_a_tor_count() {
+        let t = parse("4 2 1 2\n2 3\n0 2 100Gbps 1us 0\n1 3 100Gbps 1us 0\n").unwrap();
+        assert_eq!((t.hosts.len(), t.links.len()), (2, 2));
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub struct HpccConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub w_ai: Option<Bytes>,
     /// T, the base RTT of the utilization estimate and of `R = W/T`; absent: the fabric's largest base RTT
-    /// (ns-3 `GLOBAL_T 1`: one T, the maximum RTT, for every flow).
+    /// (ns-3 `GLOBAL_T 1`: one T, the maximum RTT, for every flow). Under HPCC-PINT also the switches' T.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_rtt: Option<Time>,
     /// Lower bound of the rate, W ≥ min_rate·T (ns-3 `MIN_RATE 1000Mb/s`, line 24).
@@ -378,6 +378,7 @@ impl DescribeCc for Hpcc {
             pint: Some(PintNeeds {
                 encoding,
                 arithmetic: p.arithmetic,
+                t: cfg.base_rtt,
             }),
             ..Needs::default()
         }

@@ -448,6 +448,8 @@ pub struct PintNeeds {
     pub encoding: Pint,
     /// How switches compute the utilization update.
     pub arithmetic: Arithmetic,
+    /// T, the time constant of the switches' estimate; absent: the fabric's largest base RTT.
+    pub t: Option<Time>,
 }
 
 /// A controller's descriptor: with its [`CongestionControl`] state machine, everything bfcsim needs to run,

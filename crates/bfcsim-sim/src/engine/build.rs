@@ -119,8 +119,8 @@ impl Fabric {
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
-        if cc_nic.pint().is_some() {
-            let (t, seed) = (sim.flow_ctx.base_rtt, sim.params.seed);
+        if let Some(pint) = cc_nic.pint() {
+            let (t, seed) = (pint.t.unwrap_or(sim.flow_ctx.base_rtt), sim.params.seed);
             sim.pint_ports = (0..sim.topo.ports.len() as u32)
                 .map(|p| PintPort::new(t, rng::stream(seed, Stream::Telemetry(p))))
                 .collect();
