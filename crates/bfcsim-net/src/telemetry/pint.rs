@@ -92,6 +92,8 @@ impl Pint {
 /// records every dequeue's size and time, and updates the estimate at data packets only).
 #[derive(Clone, Debug)]
 pub struct PintPort {
+    encoding: Pint,
+    arithmetic: Arithmetic,
     u: f64,
     last_size: u32,
     last_at: Option<Time>,
@@ -101,10 +103,12 @@ pub struct PintPort {
 }
 
 impl PintPort {
-    /// A port that has sent nothing, averaging over `t` (the fabric's largest base RTT) and drawing its
-    /// randomized roundings from `rng`.
-    pub fn new(t: Time, rng: Rng) -> PintPort {
+    /// A port that has sent nothing, encoding with `encoding`, updating with `arithmetic`, averaging over `t`
+    /// (the fabric's largest base RTT) and drawing its randomized roundings from `rng`.
+    pub fn new(encoding: Pint, arithmetic: Arithmetic, t: Time, rng: Rng) -> PintPort {
         PintPort {
+            encoding,
+            arithmetic,
             u: 0.0,
             last_size: 0,
             last_at: None,
@@ -115,21 +119,14 @@ impl PintPort {
 
     /// Data packet of `size` wire bytes leaves the port at `now`, with `qlen` bytes still queued behind it on a
     /// link of `rate`. Updates the estimate and returns the packet's digest for this hop.
-    pub fn data_leaves(
-        &mut self,
-        pint: &Pint,
-        arithmetic: Arithmetic,
-        (now, size): (Time, u32),
-        qlen: u64,
-        rate: Rate,
-    ) -> u16 {
+    pub fn data_leaves(&mut self, (now, size): (Time, u32), qlen: u64, rate: Rate) -> u16 {
         let t_ns = self.t_ns;
         let dt = self
             .last_at
             .map_or(now.ns(), |at| (now - at).ns())
             .min(t_ns);
         let bytes_per_s = rate.0 / 8;
-        let u = match arithmetic {
+        let u = match self.arithmetic {
             Arithmetic::Exact => {
                 let w = dt as f64 / t_ns as f64;
                 let sample = if self.last_size == 0 {
@@ -143,7 +140,7 @@ impl PintPort {
             Arithmetic::LogApprox => self.approximate(dt, t_ns, qlen, bytes_per_s),
         };
         self.u = u;
-        let digest = pint.encode(u, &mut self.rng);
+        let digest = self.encoding.encode(u, &mut self.rng);
         self.left(now, size);
         digest
     }
@@ -263,16 +260,15 @@ mod tests {
         // 1000 B packets back to back on 100 Gb/s (80 ns each), an empty queue, T = 8 µs: U → 1.
         for arithmetic in [Arithmetic::Exact, Arithmetic::LogApprox] {
             let pint = Pint::new(1.05);
-            let mut port = PintPort::new(Time::from_us(8), stream(3, Stream::Other(2)));
+            let mut port = PintPort::new(
+                pint,
+                arithmetic,
+                Time::from_us(8),
+                stream(3, Stream::Other(2)),
+            );
             let mut digest = 0;
             for i in 0..2000u64 {
-                digest = port.data_leaves(
-                    &pint,
-                    arithmetic,
-                    (Time::from_ns(80 * (i + 1)), 1000),
-                    0,
-                    Rate::gbps(100),
-                );
+                digest = port.data_leaves((Time::from_ns(80 * (i + 1)), 1000), 0, Rate::gbps(100));
             }
             let u = port.utilization();
             assert!((u - 1.0).abs() < 0.02, "{arithmetic:?}: U = {u}");
@@ -280,8 +276,6 @@ mod tests {
             // A standing queue of one T's worth of bytes (100 KB) adds 1.
             for i in 2000..4000u64 {
                 port.data_leaves(
-                    &pint,
-                    arithmetic,
                     (Time::from_ns(80 * (i + 1)), 1000),
                     100_000,
                     Rate::gbps(100),

@@ -33,10 +33,10 @@
 //! `pint.probability` (PINT's sampling, `PINT_PROB`), the others changing nothing.
 
 use bfcsim_core::{Bytes, Rate, Time};
-use bfcsim_core::rng::Rng;
+use bfcsim_core::rng::{Rng, Stream, stream};
 use bfcsim_net::int::IntStack;
 use bfcsim_net::telemetry::pint::{Arithmetic, Pint};
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::cc::{AckSignal, CongestionControl, DescribeCc, FlowContext, Needs, PintNeeds};
@@ -290,7 +290,7 @@ impl Hpcc {
                 Box::new(PintReader {
                     encoding: Pint::new(p.log_base),
                     threshold: (65536.0 * p.probability) as u32,
-                    rng: Rng::seed_from_u64(ctx.seed),
+                    rng: stream(ctx.seed, Stream::Controller(ctx.flow.0)),
                 })
             }),
         }

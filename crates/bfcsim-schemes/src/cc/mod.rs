@@ -137,16 +137,19 @@ macro_rules! ccs {
             }
         }
 
+        // Always inlined: the NIC asks for the window and the rate at every packet it sends, and with this many
+        // controllers the match alone is past what the inliner takes on its own (an out-of-line call per packet
+        // for every controller, BENCHMARKS.md).
         impl CongestionControl for Cc {
-            #[inline]
+            #[inline(always)]
             fn window(&self) -> u64 {
                 match self { $(Cc::$variant(c) => c.window(),)* }
             }
-            #[inline]
+            #[inline(always)]
             fn rate(&self) -> Option<Rate> {
                 match self { $(Cc::$variant(c) => c.rate(),)* }
             }
-            #[inline]
+            #[inline(always)]
             fn on_ack(&mut self, now: Time, ack: &AckSignal) {
                 match self { $(Cc::$variant(c) => c.on_ack(now, ack),)* }
             }
@@ -203,8 +206,11 @@ pub struct FlowContext {
     pub base_rtt: Time,
     /// `line_rate × base_rtt`: one bandwidth-delay product.
     pub bdp: Bytes,
-    /// The seed of this flow's own draws, for a controller that samples (PINT's ACK sampling).
+    /// The run's master seed and the flow: a controller that draws random numbers (PINT's ACK sampling) takes
+    /// its own stream, `bfcsim_core::rng::stream(seed, Stream::Controller(flow.0))`.
     pub seed: u64,
+    /// The flow this controller runs.
+    pub flow: bfcsim_core::FlowId,
 }
 
 /// What an acknowledgement tells the controller. `Copy` and `Default`: each scheme reads the fields it needs and
@@ -313,6 +319,7 @@ pub(crate) fn test_context() -> FlowContext {
         base_rtt: Time::from_us(8),
         bdp: Bytes(100_000),
         seed: 1,
+        flow: bfcsim_core::FlowId(0),
     }
 }
 

@@ -28,39 +28,47 @@ use bfcsim_net::packet::{Packet, PacketKind};
 use bfcsim_net::telemetry::PacketStamps;
 
 use super::dcqcn::CnpGenerator;
-use super::{AckSignal, CongestionControl, Needs, Notifier, PintNeeds};
+use super::{AckSignal, CongestionControl, Needs, Notifier};
 use crate::fabric::{FabricOps, NicOps, Scheme, SwitchOps, Telemetry};
 
-/// The NIC and switch side of a run's congestion control, made once from its controller's [`Needs`]. `Copy`:
-/// the fabric hands a copy each hook, which reads its few flags.
+/// The NIC and switch side of a run's congestion control, made once from its controller's [`Needs`]. `Copy`
+/// and small: the fabric hands a copy to each hook (several a packet-hop), which reads its flags. What PINT's
+/// switches compute with is the fabric's per-port state ([`Telemetry::pint_port`]), made from the same needs.
 #[derive(Clone, Copy, Debug)]
 pub struct CcNic {
     paced: bool,
-    notifier: Notifier,
-    overhead: u32,
     int: bool,
     hops: bool,
     endpoint_delay: bool,
-    pint: Option<PintNeeds>,
+    pint: bool,
     drop_notices: bool,
+    /// `int || hops || pint`: switch egresses stamp something.
+    at_switches: bool,
+    /// `hops || endpoint_delay || pint`: packets carry stamps besides INT.
+    stamps_packets: bool,
+    overhead: u32,
+    notifier: Notifier,
 }
 
 impl CcNic {
     /// The side a controller with `needs` asks for; `drop_notices` when switches tell a sender at once that
     /// they dropped its data (`switch.drop_notification`).
     pub fn new(needs: Needs, drop_notices: bool) -> CcNic {
+        let pint = needs.pint.is_some();
         CcNic {
             paced: needs.pacing,
+            int: needs.int,
+            hops: needs.hops,
+            endpoint_delay: needs.endpoint_delay,
+            pint,
+            drop_notices,
+            at_switches: needs.int || needs.hops || pint,
+            stamps_packets: needs.hops || needs.endpoint_delay || pint,
+            overhead: needs.header.0 as u32,
             notifier: match needs.notifications {
                 Some(interval) => Notifier::Cnp(CnpGenerator::new(interval)),
                 None => Notifier::Silent,
             },
-            overhead: needs.header.0 as u32,
-            int: needs.int,
-            hops: needs.hops,
-            endpoint_delay: needs.endpoint_delay,
-            pint: needs.pint,
-            drop_notices,
         }
     }
 
@@ -81,20 +89,14 @@ impl CcNic {
     /// which cross shards with them.
     #[inline]
     pub fn stamps_packets(&self) -> bool {
-        self.hops || self.endpoint_delay || self.pint.is_some()
+        self.stamps_packets
     }
 
     /// A data packet leaving its NIC calls [`CcNic::data_sent`]: the controller counts bytes or paces, or the
     /// packet's stamps start afresh.
     #[inline]
     pub fn sees_data_sent(&self) -> bool {
-        self.paced || self.int || self.stamps_packets()
-    }
-
-    /// Switches keep PINT's per-port state ([`bfcsim_net::telemetry::pint::PintPort`]).
-    #[inline]
-    pub fn pint(&self) -> Option<PintNeeds> {
-        self.pint
+        self.paced || self.int || self.stamps_packets
     }
 
     /// Bytes congestion control adds to each data packet (its header: HPCC's INT, TIMELY's timestamp, PINT's
@@ -137,9 +139,24 @@ impl CcNic {
         fab.controller_changed(slot);
     }
 
-    /// Packet `pkt` (data when `data`) starts transmission on switch egress `port` (switch port `sp`).
-    #[inline]
+    /// Packet `pkt` (data when `data`) starts transmission on switch egress `port` (switch port `sp`). One test
+    /// for a controller that stamps nothing at switches.
+    #[inline(always)]
     pub fn egress<F: SwitchOps + Telemetry>(
+        &self,
+        fab: &mut F,
+        (port, sp): (PortId, u32),
+        pkt: PacketId,
+        data: bool,
+    ) {
+        if self.at_switches {
+            self.egress_stamps(fab, (port, sp), pkt, data);
+        }
+    }
+
+    /// HPCC's INT record, the hop count and PINT's digest of packet `pkt` leaving `port` ([`CcNic::egress`]).
+    #[inline(never)]
+    fn egress_stamps<F: SwitchOps + Telemetry>(
         &self,
         fab: &mut F,
         (port, sp): (PortId, u32),
@@ -149,39 +166,19 @@ impl CcNic {
         if data && self.int {
             stamp(fab, port, sp, pkt);
         }
-        if self.hops || self.pint.is_some() {
-            self.egress_stamps(fab, (port, sp), pkt, data);
-        }
-    }
-
-    /// The hop count and PINT's digest of packet `pkt` leaving `port` ([`CcNic::egress`]).
-    #[inline(never)]
-    fn egress_stamps<F: SwitchOps + Telemetry>(
-        &self,
-        fab: &mut F,
-        (port, sp): (PortId, u32),
-        pkt: PacketId,
-        data: bool,
-    ) {
         let (now, size) = (fab.now(), fab.packet(pkt).size);
-        let Some(pint) = self.pint else {
-            if data {
+        if !self.pint {
+            if data && self.hops {
                 fab.stamps_mut().get_mut(pkt).hops += 1;
             }
             return;
-        };
+        }
         if !data {
             fab.pint_port(port).left(now, size);
             return;
         }
         let (qlen, rate) = (fab.queues(sp).bytes(), fab.link_rate(port));
-        let digest = fab.pint_port(port).data_leaves(
-            &pint.encoding,
-            pint.arithmetic,
-            (now, size),
-            qlen,
-            rate,
-        );
+        let digest = fab.pint_port(port).data_leaves((now, size), qlen, rate);
         let stamps = fab.stamps_mut().get_mut(pkt);
         stamps.hops += u8::from(self.hops);
         stamps.digest = stamps.digest.max(digest);
@@ -190,7 +187,7 @@ impl CcNic {
     /// The receiver built `reply` of `kind` for data packet `data` ([`PacketId::NONE`] for a scheme's reply
     /// to a header): an ACK carries the data packet's INT stack back to its sender (HPCC ns-3 `ReceiveUdp`),
     /// and its hop count and digest, and starts timing the remote endpoint delay.
-    #[inline]
+    #[inline(always)]
     pub fn reply_built<F: NicOps + Telemetry>(
         &self,
         fab: &mut F,
@@ -198,13 +195,18 @@ impl CcNic {
         data: PacketId,
         reply: PacketId,
     ) {
-        if kind != PacketKind::ACK || data == PacketId::NONE {
-            return;
+        if (self.int || self.stamps_packets) && kind == PacketKind::ACK && data != PacketId::NONE {
+            self.echo(fab, data, reply);
         }
+    }
+
+    /// The echo of [`CcNic::reply_built`].
+    #[inline(never)]
+    fn echo<F: NicOps + Telemetry>(&self, fab: &mut F, data: PacketId, reply: PacketId) {
         if self.int {
             fab.int_stacks_mut().echo(data, reply);
         }
-        if self.stamps_packets() {
+        if self.stamps_packets {
             let now = fab.now();
             let stamps = fab.stamps_mut();
             let of_data = stamps.get(data);
@@ -240,7 +242,7 @@ impl CcNic {
     ) {
         let now = fab.now();
         let snd_nxt = fab.sender(slot).snd_nxt();
-        let stamps = if self.stamps_packets() {
+        let stamps = if self.stamps_packets {
             fab.stamps().get(pkt)
         } else {
             PacketStamps::default()

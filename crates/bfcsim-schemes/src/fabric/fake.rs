@@ -554,17 +554,21 @@ impl Telemetry for FakeFabric {
     fn stamps_mut(&mut self) -> &mut Stamps {
         &mut self.stamps
     }
-    /// Made at its first use, averaging over the fake's base RTT ([`Setup::flow_context`]).
+    /// Made at its first use from the needs of the fake's controller ([`FakeFabric::cc`]), averaging over the
+    /// fake's base RTT ([`Setup::flow_context`]) unless the controller sets its own.
     fn pint_port(&mut self, port: PortId) -> &mut PintPort {
         if self.pint_ports.len() <= port.idx() {
             self.pint_ports.resize(port.idx() + 1, None);
         }
         let t = self.flow_context().base_rtt;
+        let pint = self
+            .cc
+            .needs()
+            .pint
+            .expect("the fake's controller asks for PINT");
         self.pint_ports[port.idx()].get_or_insert_with(|| {
-            PintPort::new(
-                t,
-                bfcsim_core::rng::stream(1, bfcsim_core::rng::Stream::Telemetry(port.0)),
-            )
+            let rng = bfcsim_core::rng::stream(1, bfcsim_core::rng::Stream::Telemetry(port.0));
+            PintPort::new(pint.encoding, pint.arithmetic, pint.t.unwrap_or(t), rng)
         })
     }
 }
@@ -921,6 +925,7 @@ impl Setup for FakeFabric {
             base_rtt,
             bdp: line_rate.bytes_in(base_rtt),
             seed: 1,
+            flow: FlowId(0),
         }
     }
     fn buffer(&self) -> Bytes {

@@ -64,7 +64,8 @@ impl Fabric {
             flows.len()
         ];
         let persistent = params.nic.connections == Connections::Persistent;
-        let cc_nic = CcNic::new(params.cc.needs(), params.switch.drop_notification);
+        let needs = params.cc.needs();
+        let cc_nic = CcNic::new(needs, params.switch.drop_notification);
         let mut sim = Fabric {
             routes,
             params,
@@ -95,6 +96,7 @@ impl Fabric {
                 base_rtt: Time::ZERO,
                 bdp: Bytes(0),
                 seed: 0,
+                flow: FlowId(0),
             },
             flows_done: 0,
             counters: Counters::default(),
@@ -119,10 +121,13 @@ impl Fabric {
             topo,
         };
         sim.flow_ctx = sim.compute_flow_context();
-        if let Some(pint) = cc_nic.pint() {
+        if let Some(pint) = needs.pint {
             let (t, seed) = (pint.t.unwrap_or(sim.flow_ctx.base_rtt), sim.params.seed);
             sim.pint_ports = (0..sim.topo.ports.len() as u32)
-                .map(|p| PintPort::new(t, rng::stream(seed, Stream::Telemetry(p))))
+                .map(|p| {
+                    let rng = rng::stream(seed, Stream::Telemetry(p));
+                    PintPort::new(pint.encoding, pint.arithmetic, t, rng)
+                })
                 .collect();
         }
         sim.init_shared_ecn();
@@ -348,7 +353,8 @@ impl Fabric {
             line_rate,
             base_rtt,
             bdp: line_rate.bytes_in(base_rtt),
-            seed: 0,
+            seed: self.params.seed,
+            flow: FlowId(0),
         }
     }
 

@@ -84,6 +84,7 @@ mod tests {
             base_rtt: Time::from_us(8),
             bdp: bfcsim_core::Bytes(100_000),
             seed: 0,
+            flow: bfcsim_core::FlowId(0),
         };
         let mut cc = CcConfig::Dctcp(DctcpConfig::default()).instantiate(&ctx);
         let ack = bfcsim_schemes::AckSignal {

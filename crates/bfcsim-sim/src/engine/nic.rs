@@ -45,7 +45,7 @@ impl Fabric {
             Some((rtt, cc)) => (sender.with_rtt_estimate(rtt), cc),
             None => {
                 let ctx = FlowContext {
-                    seed: rng::stream_seed(self.params.seed, Stream::Controller(id.0)),
+                    flow: id,
                     ..self.flow_ctx
                 };
                 (sender, self.params.cc.instantiate(&ctx))
