@@ -13,7 +13,7 @@ use bfcsim_plot::{Axis, Bar, Body, Chart, Line, Unit, render};
 
 use crate::digest::Digest;
 use crate::figure::{
-    AcrossSeeds, CdfOf, ClaimDef, Expect, Figure, Metric, PlannedRun, PlotDef, Stat,
+    AcrossSeeds, CdfOf, ClaimDef, ClaimsFrom, Expect, Figure, Metric, PlannedRun, PlotDef, Stat,
 };
 use crate::provenance::{Build, REPORT_PROVENANCE, ReportProvenance, Scale};
 use crate::store::Made;
@@ -387,7 +387,16 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
         md.push('\n');
     }
     if !def.claim.is_empty() {
-        let _ = writeln!(md, "## The paper's claims\n");
+        let analytic = def.claims_from == ClaimsFrom::Analytic;
+        let (heading, expected) = if analytic {
+            (
+                "## The claims: analytic expectations of the mechanisms (the paper's text is not at hand)",
+                "Expected",
+            )
+        } else {
+            ("## The paper's claims", "Paper")
+        };
+        let _ = writeln!(md, "{heading}\n");
         let half = scale.half.as_ref().map(|h| {
             (
                 h,
@@ -434,7 +443,7 @@ pub fn write(results: &Results, dir: &Path) -> Result<(), String> {
             });
             let _ = writeln!(
                 md,
-                "- **{verdict}**: {} Paper: {paper}; ours: {}.{settled}",
+                "- **{verdict}**: {} {expected}: {paper}; ours: {}.{settled}",
                 c.text.trim(),
                 ours(&v)
             );
