@@ -70,7 +70,8 @@ fn only_hpcc_has_switches_stamp_and_adds_its_header() {
         let pkt = send(&mut fab, &nic, flow, 0);
         let egress = fab.sp(0, 2);
         let port = fab.sw_port_id(egress);
-        nic.egress(&mut fab, (port, egress), pkt, true);
+        nic.switch_stamps()
+            .egress(&mut fab, (port, egress), pkt, true);
         assert!(fab.int_stacks().get(pkt).is_empty());
     }
 }
@@ -90,7 +91,8 @@ fn hpcc_switches_stamp_what_the_port_sent_and_still_holds() {
     Plain.enqueue(&mut fab, &e).unwrap();
     fab.set_tx_bytes(port, 5_000);
     fab.now = us(3);
-    nic.egress(&mut fab, (port, egress), pkt, true);
+    nic.switch_stamps()
+        .egress(&mut fab, (port, egress), pkt, true);
     let expected = IntHop {
         ts: us(3),
         tx_bytes: 5_000,
@@ -124,7 +126,8 @@ fn hpcc_acks_echo_the_stack_and_the_sender_reacts_to_it() {
 
     let first = send(&mut fab, &nic, flow, 0);
     fab.now = us(10);
-    nic.egress(&mut fab, (port, egress), first, true);
+    nic.switch_stamps()
+        .egress(&mut fab, (port, egress), first, true);
     let (a1, a1_id) = ack(&mut fab, &nic, first, 1000);
     assert_eq!(fab.int_stacks().get(a1_id), fab.int_stacks().get(first));
     let nack = fab.alloc(Packet::blank(PacketKind::NACK));
@@ -141,7 +144,8 @@ fn hpcc_acks_echo_the_stack_and_the_sender_reacts_to_it() {
     let second = send(&mut fab, &nic, flow, 1000);
     fab.set_tx_bytes(port, 125_000);
     fab.now = us(20);
-    nic.egress(&mut fab, (port, egress), second, true);
+    nic.switch_stamps()
+        .egress(&mut fab, (port, egress), second, true);
     let (a2, a2_id) = ack(&mut fab, &nic, second, 2000);
     fab.log.clear();
     nic.ack_arrived(&mut fab, 0, (&a2, a2_id), 1000, us(10));

@@ -7,7 +7,7 @@
 //! | a data packet is built | [`CcNic::data_overhead`] | the controller's header: HPCC's INT (BFC §6.3's 80 B), TIMELY's timestamp, PINT's digest |
 //! | a paced flow comes up in its NIC's round | [`next_send`] | the rate controllers (DCQCN, HPCC, rate-based DCTCP) |
 //! | a data packet leaves its NIC | [`CcNic::data_sent`] | DCQCN's byte counter; HPCC's fresh INT stack; fresh stamps |
-//! | a packet leaves a switch port | [`CcNic::egress`] | HPCC's INT record (HPCC §3.2); Swift's hop count; PINT's per-port utilization and digest |
+//! | a packet leaves a switch port | [`SwitchStamps::egress`] | HPCC's INT record (HPCC §3.2); Swift's hop count; PINT's per-port utilization and digest |
 //! | data reaches its receiver | [`CcNic::notifier`], [`Notifier::on_data`] | DCQCN's notification point (§3): a CNP |
 //! | the receiver builds a reply | [`CcNic::reply_built`] | the data packet's INT stack, hop count and digest echoed in its ACK |
 //! | a reply leaves the receiver's NIC | [`CcNic::reply_sent`] | Swift: the remote endpoint delay the ACK carries |
@@ -38,12 +38,9 @@ use crate::fabric::{FabricOps, NicOps, Scheme, SwitchOps, Telemetry};
 pub struct CcNic {
     paced: bool,
     int: bool,
-    hops: bool,
     endpoint_delay: bool,
-    pint: bool,
     drop_notices: bool,
-    /// `int || hops || pint`: switch egresses stamp something.
-    at_switches: bool,
+    switch: SwitchStamps,
     /// `hops || endpoint_delay || pint`: packets carry stamps besides INT.
     stamps_packets: bool,
     overhead: u32,
@@ -58,11 +55,9 @@ impl CcNic {
         CcNic {
             paced: needs.pacing,
             int: needs.int,
-            hops: needs.hops,
             endpoint_delay: needs.endpoint_delay,
-            pint,
             drop_notices,
-            at_switches: needs.int || needs.hops || pint,
+            switch: SwitchStamps::new(needs.int, needs.hops, pint),
             stamps_packets: needs.hops || needs.endpoint_delay || pint,
             overhead: needs.header.0 as u32,
             notifier: match needs.notifications {
@@ -139,55 +134,31 @@ impl CcNic {
         fab.controller_changed(slot);
     }
 
-    /// Packet `pkt` (data when `data`) starts transmission on switch egress `port` (switch port `sp`). One test
-    /// for a controller that stamps nothing at switches.
-    #[inline(always)]
-    pub fn egress<F: SwitchOps + Telemetry>(
-        &self,
-        fab: &mut F,
-        (port, sp): (PortId, u32),
-        pkt: PacketId,
-        data: bool,
-    ) {
-        if self.at_switches {
-            self.egress_stamps(fab, (port, sp), pkt, data);
-        }
+    /// What switch egresses stamp ([`SwitchStamps::egress`]): HPCC's INT, the hop count or PINT's digest. The
+    /// fabric takes this small copy before the hook, so that a controller that stamps nothing costs one test a
+    /// packet-hop and one that stamps costs no copy of the whole side.
+    #[inline]
+    pub fn switch_stamps(&self) -> SwitchStamps {
+        self.switch
     }
 
-    /// HPCC's INT record, the hop count and PINT's digest of packet `pkt` leaving `port` ([`CcNic::egress`]).
-    #[inline(never)]
-    fn egress_stamps<F: SwitchOps + Telemetry>(
-        &self,
-        fab: &mut F,
-        (port, sp): (PortId, u32),
-        pkt: PacketId,
-        data: bool,
-    ) {
-        if data && self.int {
-            stamp(fab, port, sp, pkt);
-        }
-        let (now, size) = (fab.now(), fab.packet(pkt).size);
-        if !self.pint {
-            if data && self.hops {
-                fab.stamps_mut().get_mut(pkt).hops += 1;
-            }
-            return;
-        }
-        if !data {
-            fab.pint_port(port).left(now, size);
-            return;
-        }
-        let (qlen, rate) = (fab.queues(sp).bytes(), fab.link_rate(port));
-        let digest = fab.pint_port(port).data_leaves((now, size), qlen, rate);
-        let stamps = fab.stamps_mut().get_mut(pkt);
-        stamps.hops += u8::from(self.hops);
-        stamps.digest = stamps.digest.max(digest);
+    /// Receivers echo something in their ACKs ([`CcNic::reply_built`]).
+    #[inline]
+    pub fn echoes(&self) -> bool {
+        self.int || self.stamps_packets
+    }
+
+    /// ACKs carry the remote endpoint delay ([`CcNic::reply_sent`]).
+    #[inline]
+    pub fn endpoint_delay(&self) -> bool {
+        self.endpoint_delay
     }
 
     /// The receiver built `reply` of `kind` for data packet `data` ([`PacketId::NONE`] for a scheme's reply
     /// to a header): an ACK carries the data packet's INT stack back to its sender (HPCC ns-3 `ReceiveUdp`),
     /// and its hop count and digest, and starts timing the remote endpoint delay.
-    #[inline(always)]
+    /// Called only when [`CcNic::echoes`].
+    #[inline(never)]
     pub fn reply_built<F: NicOps + Telemetry>(
         &self,
         fab: &mut F,
@@ -195,14 +166,9 @@ impl CcNic {
         data: PacketId,
         reply: PacketId,
     ) {
-        if (self.int || self.stamps_packets) && kind == PacketKind::ACK && data != PacketId::NONE {
-            self.echo(fab, data, reply);
+        if kind != PacketKind::ACK || data == PacketId::NONE {
+            return;
         }
-    }
-
-    /// The echo of [`CcNic::reply_built`].
-    #[inline(never)]
-    fn echo<F: NicOps + Telemetry>(&self, fab: &mut F, data: PacketId, reply: PacketId) {
         if self.int {
             fab.int_stacks_mut().echo(data, reply);
         }
@@ -217,10 +183,11 @@ impl CcNic {
     }
 
     /// Reply `pkt` starts transmission at its receiver's NIC: an ACK carries how long its data packet waited
-    /// there (Swift §3.3's remote endpoint delay: the NIC's receive and transmit timestamps).
+    /// there (Swift §3.3's remote endpoint delay: the NIC's receive and transmit timestamps). Called only when
+    /// [`CcNic::endpoint_delay`].
     #[inline]
     pub fn reply_sent<F: FabricOps + Telemetry>(&self, fab: &mut F, pkt: PacketId) {
-        if self.endpoint_delay && fab.packet(pkt).kind == PacketKind::ACK {
+        if fab.packet(pkt).kind == PacketKind::ACK {
             let now = fab.now();
             let stamps = fab.stamps_mut().get_mut(pkt);
             stamps.remote = now - stamps.remote;
@@ -283,6 +250,75 @@ impl CcNic {
             loss_notice(fab, side, p);
         }
     }
+}
+
+/// What switch egresses stamp on the packets they send, for the running controller: three flags in a byte,
+/// which the fabric copies once a packet-hop ([`CcNic::switch_stamps`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SwitchStamps(u8);
+
+impl SwitchStamps {
+    const INT: u8 = 1;
+    const HOPS: u8 = 2;
+    const PINT: u8 = 4;
+
+    fn new(int: bool, hops: bool, pint: bool) -> SwitchStamps {
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        SwitchStamps(flag(int, Self::INT) | flag(hops, Self::HOPS) | flag(pint, Self::PINT))
+    }
+
+    /// Switch egresses stamp something.
+    #[inline]
+    pub fn any(self) -> bool {
+        self.0 != 0
+    }
+
+    /// Packet `pkt` (data when `data`) starts transmission on switch egress `port` (switch port `sp`): HPCC's
+    /// INT record (HPCC §3.2), the hop count and PINT's digest.
+    // Always inlined down to the flags' tests: HPCC's INT and PowerTCP's pass here at every data hop, and the
+    // stamping itself stays out of line.
+    #[inline(always)]
+    pub fn egress<F: SwitchOps + Telemetry>(
+        self,
+        fab: &mut F,
+        (port, sp): (PortId, u32),
+        pkt: PacketId,
+        data: bool,
+    ) {
+        let hops = self.0 & Self::HOPS != 0;
+        if self.0 & Self::PINT != 0 {
+            pint_egress(fab, (port, sp), pkt, data, hops);
+        } else if data {
+            if self.0 & Self::INT != 0 {
+                stamp(fab, port, sp, pkt);
+            }
+            if hops {
+                fab.stamps_mut().get_mut(pkt).hops += 1;
+            }
+        }
+    }
+}
+
+/// PINT at switch egress `port` (switch port `sp`): any packet's size and time enter the port's estimate, a
+/// data packet `pkt` takes the larger of its digest and this port's (and counts the hop when `hops`).
+#[inline(never)]
+fn pint_egress<F: SwitchOps + Telemetry>(
+    fab: &mut F,
+    (port, sp): (PortId, u32),
+    pkt: PacketId,
+    data: bool,
+    hops: bool,
+) {
+    let (now, size) = (fab.now(), fab.packet(pkt).size);
+    if !data {
+        fab.pint_port(port).left(now, size);
+        return;
+    }
+    let (qlen, rate) = (fab.queues(sp).bytes(), fab.link_rate(port));
+    let digest = fab.pint_port(port).data_leaves((now, size), qlen, rate);
+    let stamps = fab.stamps_mut().get_mut(pkt);
+    stamps.hops += u8::from(hops);
+    stamps.digest = stamps.digest.max(digest);
 }
 
 /// Stamps switch egress `port`'s INT record on data packet `pkt` as it leaves switch port `sp` (HPCC ns-3

@@ -131,8 +131,10 @@ impl Fabric {
             let flows_wait = !host.ready.is_empty();
             let more =
                 !host.ctrl.is_empty() || flows_wait && !(paused && side.nic_blocked(self, h));
-            let cc_nic = self.cc_nic;
-            cc_nic.reply_sent(self, pkt);
+            if self.cc_nic.endpoint_delay() {
+                let cc_nic = self.cc_nic;
+                cc_nic.reply_sent(self, pkt);
+            }
             self.transmit(port, pkt);
             return more;
         }
@@ -202,8 +204,8 @@ impl Fabric {
                 let at = a.rto_deadline;
                 self.arm_timer(at, id);
             }
-            let cc_nic = self.cc_nic;
-            if cc_nic.sees_data_sent() {
+            if self.cc_nic.sees_data_sent() {
+                let cc_nic = self.cc_nic;
                 cc_nic.data_sent(self, slot, pkt, size);
             }
             side.data_sent(self, h, slot, pkt);
@@ -277,8 +279,10 @@ impl Fabric {
         };
         side.echo(data, &mut reply);
         let reply = self.packets.alloc(reply);
-        let cc_nic = self.cc_nic;
-        cc_nic.reply_built(self, kind, data_id, reply);
+        if self.cc_nic.echoes() {
+            let cc_nic = self.cc_nic;
+            cc_nic.reply_built(self, kind, data_id, reply);
+        }
         self.counters.injected_pkts += 1;
         self.counters.injected_bytes += size as u64;
         let host = &mut self.hosts[h as usize];

@@ -298,8 +298,10 @@ impl Fabric {
             }
         }
         side.dequeued(self, sp, pkt, queue, data);
-        let cc_nic = self.cc_nic;
-        cc_nic.egress(self, (port, sp), pkt, data);
+        let stamps = self.cc_nic.switch_stamps();
+        if stamps.any() {
+            stamps.egress(self, (port, sp), pkt, data);
+        }
         let ecn = &self.params.switch.ecn;
         if ecn.enabled
             && ecn.mark_on == MarkPoint::Dequeue
