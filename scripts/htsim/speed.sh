@@ -4,8 +4,8 @@
 # scheme and simulator, the flows finished, the data packets, the wall time of the whole process, bfcsim's own
 # event-loop time (run.json's wall_seconds), peak memory and the htsim/bfcsim ratios.
 #
-#   scripts/htsim/speed.sh
-#   HTSIM_SRC=/path/to/csg-htsim BFCSIM=target/release/bfcsim DURATION_US=2000 scripts/htsim/speed.sh
+#   HTSIM_HPCC=/path/to/csg-htsim/sim/datacenter/htsim_hpcc SCHEMES=hpcc scripts/htsim/speed.sh
+#   HTSIM_HPCC=... HTSIM_DCTCP=/path/to/dctcp-driver BFCSIM=target/release/bfcsim DURATION_US=2000 scripts/htsim/speed.sh
 #
 # Environment (all optional):
 #   LOAD=0.3 DURATION_US=2000 SEED=1   trace (gen-trace.sh): load on the host links, arrivals window, seed (trace and
@@ -13,29 +13,25 @@
 #                      htsim per scheme on a 2-core machine
 #   OUT=DIR            run directory (default target/htsim-speed/load<LOAD>-<DURATION_US>us-seed<SEED>)
 #   SCHEMES="dctcp hpcc"  the schemes to run (bfcsim presets of these names; htsim mains below)
-#   HTSIM_SRC=DIR      an existing csg-htsim checkout (its sim/ is built in place); otherwise the pinned commit below is
-#                      fetched from HTSIM_URL (default https://github.com/Broadcom/csg-htsim, sim/ only) into
-#                      HTSIM_CACHE (default target/htsim-src) and built there, once
-#   HTSIM_BUILD=DIR    where the DCTCP driver below is compiled (default target/htsim-build)
+#   HTSIM_HPCC=PATH    htsim's own htsim_hpcc (sim/datacenter/main_hpcc.cpp), built from csg-htsim's public source;
+#                      needed when SCHEMES has hpcc
+#   HTSIM_DCTCP=PATH   a binary that runs htsim's DCTCP (sim/dctcp.cpp) on a connection matrix; needed when SCHEMES has
+#                      dctcp (see below: csg-htsim ships none)
 #   BFCSIM=PATH        bfcsim binary; otherwise `cargo build --release -p bfcsim` in the repository (about 3 minutes)
 #   END_US             htsim -end and bfcsim run.max_time (default DURATION_US + 1000000: htsim's TCP has a 250 ms
 #                      minimum RTO). htsim always simulates up to -end, bfcsim stops when the last flow finishes; the
 #                      idle tail costs htsim only its timer ticks
 #   REPEAT=1           run each simulator REPEAT times and keep the fastest (wall times on a busy machine are noisy)
 #   MAX_FAILS=3        runs of a simulator that may crash before it is reported as failed (htsim_hpcc, see below)
-#   MAKE_JOBS=2        parallel jobs for building htsim
 #
 # htsim: csg-htsim commit 841d9e7be46bb968eece766aa4b6c044c7799f67 (2026-03-23, "Revised connection_matrix.h/cpp"),
-# the commit docs/FIDELITY.md's NDP comparison used. It is built with its own Makefiles (sim/ -> libhtsim.a,
-# sim/datacenter -> htsim_hpcc), -O3 for the library and -O2 for the mains, as upstream ships them.
-#   HPCC: htsim's own sim/datacenter/main_hpcc.cpp (htsim_hpcc), flags read from its argument parser.
-#   DCTCP: csg-htsim has DCTCP (sim/dctcp.cpp) but no main that runs it on a connection matrix: there is no
-#     main_dctcp.cpp in sim/datacenter, and the DCTCP mains in sim/datacenter/old_tests/ only run permutations of
-#     infinite flows. So this script writes a small driver, htsim_dctcp_tm (the heredoc below: main_hpcc.cpp's
-#     matrix loading and FatTreeTopology with old_tests/main_dctcp_permutation.cpp's DCTCPSrc/TcpSink wiring,
-#     nothing else), compiles it against the built libhtsim.a and datacenter objects, and runs that. Everything the
-#     packets do is htsim's library code; the driver only builds flows and reports completions.
-#
+# the commit docs/FIDELITY.md's NDP comparison used, built with its own Makefiles as upstream ships them.
+#   HPCC: htsim's own htsim_hpcc, flags read from its argument parser.
+#   DCTCP: csg-htsim has DCTCP (sim/dctcp.cpp) but no main that runs it on a connection matrix (its DCTCP mains in
+#     sim/datacenter/old_tests/ run permutations of infinite flows). HTSIM_DCTCP is such a main of your own: it takes
+#     htsim_hpcc's -tm -nodes -linkspeed -hop_latency -switch_latency -end -seed -mtu -o, and -q (packets per port),
+#     -ecn_k (bytes) and -cwnd (packets), and its last line reads "Done at T us: F of N flows finished, data packets
+#     sent P, fast retransmits R". BENCHMARKS.md's DCTCP row was measured with one.
 # Parameters are matched where htsim has a knob (from bfcsim's resolved config in run.json), but the simulators'
 # models differ, so this compares SPEED, not results:
 #   - buffers: bfcsim switches share a 12 MB buffer per switch with dynamic thresholds (alpha 1: one busy port may
@@ -69,15 +65,12 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=${BFCSIM_ROOT:-$(cd "$HERE/../.." && pwd)}
-HTSIM_COMMIT=841d9e7be46bb968eece766aa4b6c044c7799f67
-HTSIM_URL=${HTSIM_URL:-https://github.com/Broadcom/csg-htsim}
 DURATION_US=${DURATION_US:-2000}
 LOAD=${LOAD:-0.3}
 SEED=${SEED:-1}
 SCHEMES=${SCHEMES:-dctcp hpcc}
 REPEAT=${REPEAT:-1}
 MAX_FAILS=${MAX_FAILS:-3}
-MAKE_JOBS=${MAKE_JOBS:-2}
 K=8                  # fat-tree radix: 128 hosts, 8 ports per switch
 HOSTS=128
 LINK_GBPS=100
@@ -93,210 +86,12 @@ since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 : > "$OUT/steps.txt"
 step() { printf '%-34s %8s s\n' "$1" "$2" >> "$OUT/steps.txt"; log "$1: $2 s"; }
 
-# --- htsim: source and build --------------------------------------------------------------------------------
-t0=$(now)
-if [[ -n "${HTSIM_SRC:-}" ]]; then
-    SRC=$(cd "$HTSIM_SRC" && pwd)
-else
-    SRC=${HTSIM_CACHE:-$ROOT/target/htsim-src}
-    if [[ ! -f "$SRC/sim/Makefile" ]]; then
-        log "fetching csg-htsim $HTSIM_COMMIT (sim/ only) from $HTSIM_URL into $SRC"
-        rm -rf "$SRC"
-        git init -q "$SRC"
-        git -C "$SRC" remote add origin "$HTSIM_URL"
-        git -C "$SRC" sparse-checkout set sim 2>/dev/null || true     # the rest is experiments and papers' data
-        # blobs on demand (only sim/'s are checked out); plain shallow, then full fetches for servers without filters
-        git -C "$SRC" fetch -q --filter=blob:none --depth 1 origin "$HTSIM_COMMIT" ||
-            git -C "$SRC" fetch -q --depth 1 origin "$HTSIM_COMMIT" || git -C "$SRC" fetch -q origin
-        git -C "$SRC" -c advice.detachedHead=false checkout -q "$HTSIM_COMMIT"
-    fi
-fi
-[[ -f "$SRC/sim/Makefile" && -f "$SRC/sim/datacenter/main_hpcc.cpp" ]] || { log "no csg-htsim sources in $SRC"; exit 1; }
-src_commit=$(git -C "$SRC" rev-parse HEAD 2>/dev/null || echo unknown)
-[[ "$src_commit" == "$HTSIM_COMMIT" ]] || log "warning: $SRC is at $src_commit, not the pinned $HTSIM_COMMIT"
-
-BUILD=${HTSIM_BUILD:-$ROOT/target/htsim-build}
-mkdir -p "$BUILD"
-BUILD=$(cd "$BUILD" && pwd)
-DC=$SRC/sim/datacenter
-# the objects htsim_hpcc links besides its main (sim/datacenter/Makefile); the DCTCP driver links the same
-DC_OBJS="firstfit.o vl2_topology.o fat_tree_topology.o fat_tree_switch.o bcube_topology.o connection_matrix.o
-         oversubscribed_fat_tree_topology.o shortflows.o star_topology.o multihomed_fat_tree_topology.o"
-{
-    nice -n 10 make -C "$SRC/sim" -j"$MAKE_JOBS" libhtsim.a
-    nice -n 10 make -C "$DC" -j"$MAKE_JOBS" htsim_hpcc
-} > "$BUILD/make.log" 2>&1 || { log "building htsim failed, see $BUILD/make.log"; tail -20 "$BUILD/make.log" >&2; exit 1; }
-HTSIM_HPCC=$DC/htsim_hpcc
-
-cat > "$BUILD/main_dctcp_tm.cpp.new" <<'CPP'
-// htsim_dctcp_tm: htsim's DCTCP (sim/dctcp.cpp: DCTCPSrc, TcpSink) on a FatTreeTopology, driven by a connection
-// matrix (-tm, the format main_hpcc.cpp reads). csg-htsim ships no such main (its DCTCP mains are permutation tests
-// in datacenter/old_tests/); this is main_hpcc.cpp's matrix loading and arguments with
-// old_tests/main_dctcp_permutation.cpp's DCTCP wiring. Written by bfcsim's scripts/htsim/speed.sh.
-#include "config.h"
-#include <iostream>
-#include <sstream>
-#include <string.h>
-#include <math.h>
-#include "network.h"
-#include "eventlist.h"
-#include "logfile.h"
-#include "loggers.h"
-#include "clock.h"
-#include "dctcp.h"
-#include "tcp.h"
-#include "firstfit.h"
-#include "topology.h"
-#include "connection_matrix.h"
-#include "fat_tree_topology.h"
-#include "fat_tree_switch.h"
-#include "main.h"
-
-EventList eventlist;
-
-// A DCTCP source that reports its flow's completion: the first ACK covering the flow, TcpSrc's own test (whose
-// "Flow tcpsrc finished" line names no flow).
-class TracedDCTCPSrc : public DCTCPSrc {
-public:
-    TracedDCTCPSrc(EventList& ev, uint32_t id) : DCTCPSrc(NULL, NULL, ev), _id(id), _fin(0) {}
-    virtual void receivePacket(Packet& pkt) {
-        DCTCPSrc::receivePacket(pkt);
-        if (!_fin && _last_acked >= _flow_size) {
-            _fin = eventlist().now();
-            cout << "FCT id " << _id << " finished at " << timeAsUs(_fin) << " us" << endl;
-        }
-    }
-    uint32_t _id;
-    simtime_picosec _fin;
-};
-
-static void usage(const char* progr) {
-    cerr << "Usage " << progr << " -tm FILE [-nodes N] [-linkspeed Mbps] [-hop_latency us] [-switch_latency us]\n"
-         << "\t[-mtu bytes (a TCP packet's size on the wire)] [-q packets per port] [-ecn_k bytes] [-cwnd packets]\n"
-         << "\t[-end us] [-seed S] [-o logfile]" << endl;
-    exit(1);
-}
-
-int main(int argc, char** argv) {
-    Clock c(timeFromSec(5 / 100.), eventlist);
-    uint32_t no_of_nodes = 128;
-    linkspeed_bps linkspeed = speedFromMbps((double)HOST_NIC);
-    int packet_size = 1500, queue_pkts = 100, cwnd_pkts = 10, seed = 13;
-    mem_b ecn_k = 0;
-    double end_us = 1000;
-    simtime_picosec hop_latency = timeFromUs((uint32_t)1), switch_latency = 0;
-    string logname = "logout.dat";
-    const char* tm_file = NULL;
-
-    for (int i = 1; i < argc; i++) {
-        if (i + 1 >= argc) usage(argv[0]);
-        const char* a = argv[i];
-        const char* v = argv[++i];
-        if (!strcmp(a, "-tm")) tm_file = v;
-        else if (!strcmp(a, "-nodes")) no_of_nodes = atoi(v);
-        else if (!strcmp(a, "-linkspeed")) linkspeed = speedFromMbps(atof(v));
-        else if (!strcmp(a, "-hop_latency")) hop_latency = timeFromUs(atof(v));
-        else if (!strcmp(a, "-switch_latency")) switch_latency = timeFromUs(atof(v));
-        else if (!strcmp(a, "-mtu")) packet_size = atoi(v);
-        else if (!strcmp(a, "-q")) queue_pkts = atoi(v);
-        else if (!strcmp(a, "-ecn_k")) ecn_k = atoll(v);
-        else if (!strcmp(a, "-cwnd")) cwnd_pkts = atoi(v);
-        else if (!strcmp(a, "-end")) end_us = atof(v);
-        else if (!strcmp(a, "-seed")) seed = atoi(v);
-        else if (!strcmp(a, "-o")) logname = v;
-        else usage(argv[0]);
-    }
-    if (!tm_file) usage(argv[0]);
-    srand(seed);
-    srandom(seed);
-    Packet::set_packet_size(packet_size);      // a TcpPacket's size is its MSS: no header is added
-    eventlist.setEndtime(timeFromUs(end_us));
-    mem_b queuesize = memFromPkt(queue_pkts);
-    if (ecn_k <= 0) ecn_k = memFromPkt(15);    // the K of htsim's plain ECN queue type
-    // ECN_PRIO queues on every switch port: ACKs ahead of data, marking on dequeue above K = fraction * queue size
-    FatTreeSwitch::_ecn_threshold_fraction = (double)ecn_k / (double)queuesize;
-    cout << "mtu " << packet_size << " B, queue " << queuesize << " B, ecn_k " << ecn_k << " B, cwnd " << cwnd_pkts
-         << " packets, end " << end_us << " us" << endl;
-
-    Logfile logfile(logname, eventlist);
-    logfile.setStartTime(timeFromSec(0));
-
-    FatTreeTopology* top = new FatTreeTopology(no_of_nodes, linkspeed, queuesize, NULL, &eventlist, NULL,
-                                               ECN_PRIO, hop_latency, switch_latency, FAIR_PRIO);
-    if (top->no_of_nodes() != no_of_nodes) {
-        cerr << "the topology has " << top->no_of_nodes() << " hosts, not " << no_of_nodes << endl;
-        exit(1);
-    }
-
-    ConnectionMatrix* conns = new ConnectionMatrix(no_of_nodes);
-    if (!conns->load(tm_file)) exit(1);
-    if (conns->N != no_of_nodes) {
-        cerr << "the connection matrix has " << conns->N << " nodes, not " << no_of_nodes << endl;
-        exit(1);
-    }
-    vector<connection*>* all_conns = conns->getAllConnections();
-
-    TcpRtxTimerScanner rtx_scanner(timeFromMs(10), eventlist);   // as htsim's TCP mains
-    vector<vector<const Route*>*> paths(no_of_nodes * no_of_nodes, (vector<const Route*>*)NULL);
-    vector<TracedDCTCPSrc*> srcs;
-    for (size_t i = 0; i < all_conns->size(); i++) {
-        connection* crt = all_conns->at(i);
-        uint32_t src = crt->src, dst = crt->dst;
-        vector<const Route*>*& out = paths[src * no_of_nodes + dst];
-        vector<const Route*>*& back = paths[dst * no_of_nodes + src];
-        if (!out) out = top->get_bidir_paths(src, dst, false);
-        if (!back) back = top->get_bidir_paths(dst, src, false);
-
-        TracedDCTCPSrc* tcp = new TracedDCTCPSrc(eventlist, crt->flowid);
-        TcpSink* sink = new TcpSink();
-        tcp->set_flowsize(crt->size);
-        tcp->set_cwnd((uint64_t)cwnd_pkts * Packet::data_packet_size());
-        tcp->set_ssthresh((uint64_t)cwnd_pkts * Packet::data_packet_size());
-        tcp->setName("dctcp_" + ntoa(src) + "_" + ntoa(dst) + "_" + ntoa(crt->flowid));
-        sink->setName("dctcp_sink_" + ntoa(src) + "_" + ntoa(dst) + "_" + ntoa(crt->flowid));
-        rtx_scanner.registerTcp(*tcp);
-
-        uint32_t choice = rand() % out->size();  // one path per flow, as ECMP
-        Route* routeout = new Route(*out->at(choice));
-        routeout->push_back(sink);
-        Route* routein = new Route(*back->at(choice % back->size()));
-        routein->push_back(tcp);
-        tcp->connect(*routeout, *routein, *sink, crt->start);   // the matrix's start is in picoseconds
-        srcs.push_back(tcp);
-    }
-    cout << "Loaded " << srcs.size() << " connections" << endl;
-
-    while (eventlist.doNextEvent()) {
-    }
-
-    uint64_t sent = 0, finished = 0, fast_rtx = 0;
-    for (size_t i = 0; i < srcs.size(); i++) {
-        sent += srcs[i]->_packets_sent / srcs[i]->_mss;
-        fast_rtx += srcs[i]->_drops;
-        if (srcs[i]->_fin) finished++;
-    }
-    cout << "Done at " << timeAsUs(eventlist.now()) << " us: " << finished << " of " << srcs.size()
-         << " flows finished, data packets sent " << sent << ", fast retransmits " << fast_rtx << endl;
-    return 0;
-}
-CPP
-if ! cmp -s "$BUILD/main_dctcp_tm.cpp.new" "$BUILD/main_dctcp_tm.cpp"; then
-    mv "$BUILD/main_dctcp_tm.cpp.new" "$BUILD/main_dctcp_tm.cpp"
-else
-    rm "$BUILD/main_dctcp_tm.cpp.new"
-fi
-HTSIM_DCTCP=$BUILD/htsim_dctcp_tm
-if [[ ! -x "$HTSIM_DCTCP" || "$BUILD/main_dctcp_tm.cpp" -nt "$HTSIM_DCTCP" || "$SRC/sim/libhtsim.a" -nt "$HTSIM_DCTCP"
-      || "$(cat "$BUILD/htsim_src" 2>/dev/null)" != "$SRC" ]]; then
-    objs=(); for o in $DC_OBJS; do objs+=("$DC/$o"); done
-    # the flags of sim/datacenter/Makefile
-    ( cd "$BUILD" && nice -n 10 g++ -Wall -std=c++11 -g -O2 -I"$SRC/sim" -I"$DC" -c main_dctcp_tm.cpp -o main_dctcp_tm.o &&
-      nice -n 10 g++ -std=c++11 -g -O2 main_dctcp_tm.o "${objs[@]}" -L"$SRC/sim" -lhtsim -o htsim_dctcp_tm ) \
-        >> "$BUILD/make.log" 2>&1 ||
-        { log "building the DCTCP driver failed, see $BUILD/make.log"; tail -20 "$BUILD/make.log" >&2; exit 1; }
-    echo "$SRC" > "$BUILD/htsim_src"
-fi
-step "htsim source + build" "$(since "$t0")"
+# --- htsim: the binaries --------------------------------------------------------------------------------
+# Built by the user from htsim's public source; this repository holds no htsim code, driver or build recipe.
+want() { local v=$1; [[ " $SCHEMES " == *" $2 "* ]] || return 0
+         [[ -n "${!v:-}" && -x "${!v}" ]] || { log "$v must name a built htsim binary for $2 (see the header)"; exit 1; }; }
+want HTSIM_HPCC hpcc
+want HTSIM_DCTCP dctcp
 
 # --- bfcsim build -------------------------------------------------------------------------------------------
 t0=$(now)
@@ -428,12 +223,12 @@ TOML
         {
             echo "dctcp bfcsim: $payload+$header B packets, ${buffer} B shared buffer per switch, ECN RED $kmin..$kmax B,"
             echo "             first window $iw B, run.threads 1, max_time ${END_US}us"
-            echo "dctcp htsim:  htsim_dctcp_tm ${args[*]}"
+            echo "dctcp htsim:  $(basename "$HTSIM_DCTCP") ${args[*]}"
             echo "             -> $wire B packets, $((q * wire)) B tail-drop queue per port, ECN step at $kmin B,"
             echo "                first window $((cwnd * wire)) B"
         } >> "$OUT/params.txt"
         log "running htsim dctcp"
-        # the driver's last line: "Done at T us: F of N flows finished, data packets sent P, fast retransmits R"
+        # its last line: "Done at T us: F of N flows finished, data packets sent P, fast retransmits R"
         if timed htsim-dctcp "$HTSIM_DCTCP" "${args[@]}" &&
             done_line=$(awk 'sub(/.*Done at /, "") { gsub(/,/, ""); print $3, $11; found = 1 } END { exit !found }' \
                 "$OUT/htsim-dctcp.stdout"); then
@@ -476,7 +271,7 @@ echo "k=8 fat tree, $HOSTS hosts, $LINK_GBPS Gb/s, $HOP_US us links; web search 
      "$DURATION_US us of arrivals, seed $SEED: $flows flows"
 bfc_version=$("$BFCSIM" --version 2>/dev/null | awk '{ print $NF }')
 bfc_commit=$(jget "$(ls "$OUT"/bfcsim-*.run.json | head -1)" build.commit)
-echo "htsim $src_commit; bfcsim $bfc_version ($bfc_commit)"
+echo "htsim: ${HTSIM_HPCC:-} ${HTSIM_DCTCP:-}; bfcsim $bfc_version ($bfc_commit)"
 awk '
     { s[NR] = $1; sim[NR] = $2; fin[NR] = $3; n[NR] = $4; pk[NR] = $5; w[NR] = $6; lp[NR] = $7; rss[NR] = $8; f[NR] = $9
       if ($2 == "bfcsim") { bw[$1] = $6; bl[$1] = $7 } }
