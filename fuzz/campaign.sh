@@ -11,7 +11,7 @@
 # AddressSanitizer, libFuzzer's default; the default here is none: bfcsim has no unsafe code, ASan slows the
 # structured target several times, and its leak check stopped a campaign on a 32-byte allocation that the
 # same input run again does not repeat (a value the runtime initialises once, not a leak of a run).
-# Needs cargo-fuzz (`cargo install cargo-fuzz`); RUSTC_BOOTSTRAP=1 lets its nightly flags work on stable.
+# Needs cargo-fuzz (`cargo install --locked cargo-fuzz`); RUSTC_BOOTSTRAP=1 lets its nightly flags work on stable.
 #
 #   nice -n 10 fuzz/campaign.sh [RUNS] [SMALL_RUNS] [TARGET...]   # defaults 1000000, 100000, every target
 set -uo pipefail

@@ -26,7 +26,8 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// Parses `<decimal><unit>` into an integer count of base units, where each unit is worth `scale` base units.
-/// The decimal must convert exactly: `0.5ps` is an error, not a rounding.
+/// The decimal may have an exponent as scripts write them (`1e-6s`, `2.5E3B`, `1e2Gbps`). It must convert
+/// exactly: `0.5ps` is an error, not a rounding.
 pub fn parse_scaled(
     text: &str,
     units: &[(&str, u64)],
@@ -41,10 +42,12 @@ pub fn parse_scaled(
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
-    let (number, unit) = (&t[..split], t[split..].trim());
+    let number = &t[..split];
     if number.is_empty() {
         return Err(err("it does not start with a number".into()));
     }
+    let (exponent, rest) = exponent(&t[split..]).map_err(err)?;
+    let unit = rest.trim();
     let Some(&(_, scale)) = units.iter().find(|(name, _)| *name == unit) else {
         let names: Vec<&str> = units.iter().map(|(n, _)| *n).collect();
         return Err(err(if unit.is_empty() {
@@ -61,25 +64,95 @@ pub fn parse_scaled(
         return Err(err("malformed number".into()));
     }
     let overflow = || err("too large".into());
-    let int: u128 = if int_part.is_empty() {
-        0
-    } else {
-        int_part.parse().map_err(|_| overflow())?
-    };
-    let mut value = int.checked_mul(scale as u128).ok_or_else(overflow)?;
+    // The number is `digits · 10^power`: every digit as one integer, the decimal point and the exponent as a
+    // power of ten.
     let frac_digits = frac_part.trim_end_matches('0');
-    if !frac_digits.is_empty() {
-        let denom = 10u128
-            .checked_pow(frac_digits.len() as u32)
-            .ok_or_else(overflow)?;
-        let frac: u128 = frac_digits.parse().map_err(|_| overflow())?;
-        let scaled = frac.checked_mul(scale as u128).ok_or_else(overflow)?;
+    let digits = format!("{int_part}{frac_digits}");
+    let digits = digits.trim_start_matches('0');
+    let power = exponent - frac_digits.len() as i64;
+    let mantissa: u128 = if digits.is_empty() {
+        0
+    } else if digits.len() > 38 {
+        return Err(overflow());
+    } else {
+        digits.parse().map_err(|_| overflow())?
+    };
+    let scaled = mantissa.checked_mul(scale as u128).ok_or_else(overflow)?;
+    let ten_to = |p: i64| {
+        u32::try_from(p)
+            .ok()
+            .and_then(|p| 10u128.checked_pow(p))
+            .ok_or_else(overflow)
+    };
+    let value = if scaled == 0 {
+        0
+    } else if power >= 0 {
+        scaled.checked_mul(ten_to(power)?).ok_or_else(overflow)?
+    } else {
+        // A divisor past 10³⁸ leaves nothing of a nonzero value: too many decimal places either way.
+        let denom = ten_to(-power).map_err(|_| err(TOO_FINE.into()))?;
         if scaled % denom != 0 {
-            return Err(err(
-                "more decimal places than the smallest unit can hold".into()
-            ));
+            return Err(err(TOO_FINE.into()));
         }
-        value += scaled / denom;
-    }
+        scaled / denom
+    };
     u64::try_from(value).map_err(|_| overflow())
+}
+
+const TOO_FINE: &str = "more decimal places than the smallest unit can hold";
+
+/// An exponent (`e-6`, `E+3`, `e2`) at the start of `text`, and what follows it; 0 and `text` when there is none.
+fn exponent(text: &str) -> Result<(i64, &str), String> {
+    let Some(after) = text.strip_prefix(['e', 'E']) else {
+        return Ok((0, text));
+    };
+    let unsigned = after.strip_prefix(['+', '-']).unwrap_or(after);
+    let len = unsigned
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(unsigned.len());
+    if len == 0 {
+        // `E` with no digits is not an exponent: the text goes on to be read as a unit.
+        return Ok((0, text));
+    }
+    let magnitude: i64 = unsigned[..len]
+        .parse()
+        .ok()
+        .filter(|m| *m <= 1000)
+        .ok_or_else(|| {
+            format!(
+                "exponent `{}` out of range",
+                &text[..text.len() - unsigned.len() + len]
+            )
+        })?;
+    let sign = if after.starts_with('-') { -1 } else { 1 };
+    Ok((sign * magnitude, &unsigned[len..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Bytes, Rate, Time};
+
+    #[test]
+    fn numbers_with_exponents_read_exactly_as_scripts_write_them() {
+        assert_eq!(Time::parse("1e-6s"), Ok(Time::from_us(1)));
+        assert_eq!(Time::parse("2.5e-3s"), Ok(Time::from_us(2500)));
+        assert_eq!(Time::parse("1E+3ns"), Ok(Time::from_us(1)));
+        assert_eq!(Time::parse_secs("1e-6"), Ok(Time::from_us(1)));
+        assert_eq!(Time::parse_secs("2.000001"), Ok(Time::from_us(2_000_001)));
+        assert_eq!(Rate::parse("1e2Gbps"), Ok(Rate::gbps(100)));
+        assert_eq!(Bytes::parse("1.5E3B"), Ok(Bytes(1500)));
+        assert_eq!(Bytes::parse("0e5B"), Ok(Bytes(0)));
+        assert_eq!(Bytes::parse("120e-1KB"), Ok(Bytes(12_000)));
+    }
+
+    #[test]
+    fn exponents_that_cannot_convert_say_why() {
+        let reason = |r: Result<Time, crate::parse::ParseError>| r.unwrap_err().reason;
+        assert!(reason(Time::parse("1e-13s")).contains("decimal places"));
+        assert!(reason(Time::parse("1e-100s")).contains("decimal places"));
+        assert!(reason(Time::parse("1e40s")).contains("too large"));
+        assert!(reason(Time::parse("1e99999s")).contains("out of range"));
+        // An `e` that starts no exponent is read as the unit.
+        assert!(reason(Time::parse("1es")).contains("unknown unit `es`"));
+    }
 }

@@ -89,7 +89,11 @@ pub fn parse_flow_file(
         let dst = NodeId(int(f[1], "destination node", line, file)?);
         let pg: u8 = int(f[2], "priority group (0..=255)", line, file)?;
         let dport: u16 = int(f[3], "destination port (0..=65535)", line, file)?;
-        let size: u64 = int(f[4], "size in bytes", line, file)?;
+        // Scripts print large sizes with an exponent (awk's `1e+06`): exact ones are whole numbers too.
+        let size: u64 = match int(f[4], "size in bytes", line, file) {
+            Ok(size) => size,
+            Err(e) => Bytes::parse(&format!("{}B", f[4])).map_err(|_| e)?.0,
+        };
         let start = Time::parse_secs(f[5]).map_err(|e| {
             at(format!(
                 "start time `{}` is not a number of seconds: {}",
@@ -230,6 +234,15 @@ mod tests {
     }
 
     #[test]
+    fn numbers_with_exponents_are_read_as_scripts_write_them() {
+        // Issue 72: ns-3 flow files made by scripts write `1e-06` seconds and `1e+06` bytes.
+        let f = parse("2\n0 1 3 100 1e+06 1e-06\n1 0 3 100 1000 2.5e-3\n").unwrap();
+        assert_eq!(f.flows[0].size, Bytes(1_000_000));
+        assert_eq!(f.flows[0].start, Time::from_us(1));
+        assert_eq!(f.flows[1].start, Time::from_us(2500));
+    }
+
+    #[test]
     fn rejects_non_numeric_fields() {
         let e = err("1\n0 1 3 100 lots 2.0\n");
         assert_eq!(e.line, Some(2));
@@ -238,9 +251,11 @@ mod tests {
                 .contains("size in bytes `lots` is not a valid whole number"),
             "{e}"
         );
-        let e = err("1\n0 1 3 100 10 2.0e-3\n");
+        let e = err("1\n0 1 3 100 10 2.0x\n");
         assert_eq!(e.line, Some(2));
-        assert!(e.message.contains("start time `2.0e-3`"), "{e}");
+        assert!(e.message.contains("start time `2.0x`"), "{e}");
+        let e = err("1\n0 1 3 100 1.5e0 2.0\n");
+        assert!(e.message.contains("size in bytes `1.5e0`"), "{e}");
         let e = err("x\n");
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("flow count `x`"), "{e}");

@@ -1,5 +1,5 @@
 //! The repository's `experiments/` tree (experiment files, figure definitions, the palette, topology and flow
-//! files), bundled into the binary at build time, so that an installed `bfcsim` (`cargo install --path
+//! files), bundled into the binary at build time, so that an installed `bfcsim` (`cargo install --locked --path
 //! crates/bfcsim`) runs `bfcsim run experiments/clos128-google-dctcp.toml` and `bfcsim reproduce` from any
 //! directory. A path that exists is always used as it is: files in the working directory override the bundle.
 //! A relative path under `experiments/` that does not exist is read from the bundle's copy, extracted once per

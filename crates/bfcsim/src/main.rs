@@ -218,6 +218,10 @@ struct CompareOptions {
     /// Matched flows' start times may differ by this many ns (ns-3 truncates `flow.txt`'s seconds).
     #[arg(long, default_value_t = 1)]
     start_tolerance_ns: u64,
+    /// Largest share of the reference's flows that may have no partner among ours (a run stopped early, flows
+    /// that differ): past it the comparison fails, as it does for a bucket outside the tolerance.
+    #[arg(long, default_value_t = 0.01, value_name = "FRACTION")]
+    max_unmatched: f64,
     /// Print the comparison but exit 0 even when buckets fall outside the tolerance.
     #[arg(long)]
     report_only: bool,
@@ -572,6 +576,12 @@ fn compare_files(
             options.tolerance
         ));
     }
+    if !(0.0..=1.0).contains(&options.max_unmatched) {
+        return Err(format!(
+            "--max-unmatched {} must be a fraction in [0, 1]",
+            options.max_unmatched
+        ));
+    }
     let read = |path: &Path| {
         bfcsim_core::input::read_to_string(path)
             .and_then(|text| parse_hpcc_fct(path, &text))
@@ -604,6 +614,17 @@ fn compare_files(
             )
         })?;
         println!("\nbuckets {spec}:\n{}", c.render("reference", "ours"));
+        let unmatched = c.only_reference as f64 / theirs.len().max(1) as f64;
+        // Matching does not depend on the buckets: said once.
+        if unmatched > options.max_unmatched && outside.is_empty() {
+            outside.push(format!(
+                "{} of the reference's {} flows ({:.1}%) have no partner among ours, more than --max-unmatched {}",
+                c.only_reference,
+                theirs.len(),
+                unmatched * 100.0,
+                options.max_unmatched
+            ));
+        }
         let (p50, p99, m) = c.within();
         if p50 < m || p99 < m {
             outside.push(format!(

@@ -56,3 +56,43 @@ fn unreadable_input_is_an_error_not_a_failed_comparison() {
         run.stderr
     );
 }
+
+#[test]
+fn a_comparison_of_a_few_of_the_reference_flows_fails_and_counts_them() {
+    // Issue 72: `compare` passed with 96% of the reference's flows unmatched.
+    let dir = workspace_root().join("data/reference/ns3-perf-k8");
+    let full = std::fs::read_to_string(dir.join("hpcc.fct.txt")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let tmp = common::TempDir::new("compare-unmatched");
+    let few = tmp.join("few.fct.txt");
+    std::fs::write(&few, lines[..100].join("\n") + "\n").unwrap();
+    let reference = dir.join("hpcc.fct.txt");
+    let run = bfcsim(&["compare", "--reference", s(&reference), "--ours", s(&few)]);
+    assert_eq!(run.code, Some(4), "{}", run.stderr);
+    let said = format!(
+        "{} of the reference's {} flows (96.3%) have no partner among ours, more than --max-unmatched 0.01",
+        lines.len() - 100,
+        lines.len()
+    );
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("no partner").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+
+    // The share is the user's to state.
+    let allowed = bfcsim(&[
+        "compare",
+        "--reference",
+        s(&reference),
+        "--ours",
+        s(&few),
+        "--max-unmatched",
+        "0.97",
+        "--buckets",
+        "edges:1GB",
+    ]);
+    assert!(!allowed.stderr.contains("no partner"), "{}", allowed.stderr);
+}

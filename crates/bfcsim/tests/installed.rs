@@ -1,5 +1,5 @@
 //! Issue 48: the binary carries the repository's experiments and figure definitions, so that an installed `bfcsim`
-//! (`cargo install --path crates/bfcsim`) reproduces a figure and runs the README's experiments from any
+//! (`cargo install --locked --path crates/bfcsim`) reproduces a figure and runs the README's experiments from any
 //! directory; files in the working directory still win, and `--export` writes the bundle out.
 
 mod common;

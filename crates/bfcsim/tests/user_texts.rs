@@ -138,6 +138,13 @@ fn user_visible_texts_refer_to_the_repository_and_use_user_names() {
                     n + 1
                 ));
             }
+            // Issue 72: an install that re-resolves the dependencies builds other versions than the tests ran.
+            if line.contains("cargo install") && !line.contains("--locked") {
+                problems.push(format!(
+                    "{where_}:{}: `cargo install` without `--locked`: {line}",
+                    n + 1
+                ));
+            }
             // Sources are Rust, where `Some(1)` is code: only what users read is held to the Debug rule.
             if !where_.ends_with(".rs") {
                 for d in debug_forms(line) {
