@@ -330,14 +330,25 @@ pub struct RunConfig {
     /// A run in which flows have started but none has made progress (no data packet brought its receiver new
     /// bytes, no flow completed) for this long is stuck, deadlocked or livelocked, whatever the scheme: it
     /// ends there with a diagnosis (`Sim::stall_diagnosis`) and a non-zero exit status. Default
-    /// [`DEFAULT_STALL_AFTER`]. (Not serialized when unset, so that the run keys of existing run stores stay.)
+    /// [`stall_bound`]: [`DEFAULT_STALL_AFTER`] or [`STALL_RTTS`] of the fabric's largest base RTT. (Not serialized when unset, so that the run keys of existing run stores stay.)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall_after: Option<Time>,
 }
 
 /// `run.stall_after` when unset: far above any wait of a healthy run (a retransmission timeout and its
-/// back-offs, BFC's deepest pause), far below the default run length.
+/// back-offs, BFC's deepest pause), far below the default run length; on fabrics whose round trips are long
+/// (a WAN link, a slow link whose one packet takes longer), [`STALL_RTTS`] of the largest base RTT.
 pub const DEFAULT_STALL_AFTER: Time = Time::from_ms(100);
+
+/// Base RTTs without progress after which an unset `run.stall_after` calls a run stalled: a flow's first
+/// new byte arrives within one, its ACK's next packet within two.
+pub const STALL_RTTS: u64 = 4;
+
+/// How long a run may make no progress before it is stalled: `set` when the experiment sets
+/// `run.stall_after`, otherwise the larger of [`DEFAULT_STALL_AFTER`] and [`STALL_RTTS`] base RTTs.
+pub fn stall_bound(set: Option<Time>, base_rtt: Time) -> Time {
+    set.unwrap_or_else(|| DEFAULT_STALL_AFTER.max(Time(base_rtt.0.saturating_mul(STALL_RTTS))))
+}
 
 impl RunConfig {
     /// Checks each value for its domain.

@@ -879,6 +879,9 @@ fn execute(
         bar.finish_and_clear();
     }
     staged.commit()?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
     println!("{}", render_table(&outcome.summary));
     let c = &outcome.counters;
     let trace_files = outcome.trace.iter().flat_map(|r| {

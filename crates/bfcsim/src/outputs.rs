@@ -265,6 +265,8 @@ struct RunInfo<'a> {
     invariant_violations: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     stalled: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    warnings: &'a [String],
     wall_seconds: f64,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     shared_ecn: &'a [crate::runner::SharedEcnReport],
@@ -373,6 +375,7 @@ pub fn write_outputs(
         fingerprint: format!("{:016x}", out.fingerprint),
         invariant_violations: &out.violations,
         stalled: out.stalled.as_deref(),
+        warnings: &out.warnings,
         wall_seconds: out.wall_secs,
         shared_ecn: &out.shared_ecn,
         trace: out.trace.as_ref().map(|r| TraceInfo {

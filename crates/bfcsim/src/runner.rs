@@ -277,6 +277,8 @@ pub struct Outcome {
     /// Why the run ended early: no progress for `run.stall_after` (or nothing left to happen) while flows
     /// remained, with the diagnosis ([`Sim::stall_diagnosis`]).
     pub stalled: Option<String>,
+    /// What the run did that its configuration may not have meant (a bound too short for the fabric).
+    pub warnings: Vec<String>,
 }
 
 /// Told when the simulation loop (what [`Outcome::wall_secs`] times) begins and ends: `bfcsim bench` counts the
@@ -361,10 +363,18 @@ pub fn simulate_explaining(
     let starts: Vec<Time> = flows.iter().map(|f| f.start).collect();
     // The engine keeps its own copy of every flow.
     drop(flows);
-    let stall_after = config
-        .run
-        .stall_after
-        .unwrap_or(crate::experiment::DEFAULT_STALL_AFTER);
+    let base_rtt = sim.flow_context().base_rtt;
+    let stall_after = crate::experiment::stall_bound(config.run.stall_after, base_rtt);
+    let mut warnings = Vec::new();
+    let nic = &config.nic;
+    if base_rtt > nic.transport.rto_max {
+        warnings.push(format!(
+            "nic.rto_max ({}) is shorter than the fabric's largest base RTT ({base_rtt}): flows on its longest \
+             paths time out before their first ACK can arrive and resend spuriously; raise nic.rto_max (and \
+             nic.rto_initial) above it",
+            nic.transport.rto_max
+        ));
+    }
     let (mut last_progress, mut progress_at, mut stalled) = (u64::MAX, first, None);
     let ideals = ideal_fcts(config, &sim, &racks)?;
     let mut occupancy = BufferOccupancy::new(bfcsim_metrics::occupancy::DEFAULT_BIN);
@@ -470,9 +480,22 @@ pub fn simulate_explaining(
             } else {
                 "nothing is left to happen".to_string()
             };
+            let bound = match config.run.stall_after {
+                Some(_) => format!("run.stall_after = {stall_after}, as set"),
+                None => format!(
+                    "run.stall_after unset: {stall_after}, the larger of {} and {} of the fabric's largest base RTT",
+                    crate::experiment::DEFAULT_STALL_AFTER,
+                    crate::experiment::STALL_RTTS
+                ),
+            };
             stalled = Some(format!(
-                "the run stalled at {now}: {why}; {}",
-                sim.stall_diagnosis()
+                "the run stalled at {now}: {why}; {}{}",
+                sim.stall_diagnosis(),
+                if more {
+                    format!(" ({bound}; raise it if flows here may wait longer)")
+                } else {
+                    String::new()
+                }
             ));
             break;
         }
@@ -619,6 +642,7 @@ pub fn simulate_explaining(
         threads: sim.shard_count(),
         fingerprint: sim.fingerprint(),
         stalled,
+        warnings,
         trace: tracer.map(|t| t.finish(&sim)),
         explained,
     })
