@@ -12,6 +12,10 @@ use bfcsim_core::{Bytes, FlowSpec, InputError, NodeId, Time};
 /// HPCC's destination port for incast flows.
 pub const INCAST_DPORT: u16 = 200;
 
+/// The largest priority group a flow may name: the last class of a switch with the most classes (63,
+/// `switch.classes`); a group past a run's last class is served as that class.
+pub const MAX_CLASS: u8 = 62;
+
 /// The flows of a flow file, with the destination port each one named.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowFile {
@@ -87,7 +91,12 @@ pub fn parse_flow_file(
         }
         let src = NodeId(int(f[0], "source node", line, file)?);
         let dst = NodeId(int(f[1], "destination node", line, file)?);
-        let pg: u8 = int(f[2], "priority group (0..=255)", line, file)?;
+        let pg: u8 = int(f[2], "priority group (0..=62)", line, file)?;
+        if pg > MAX_CLASS {
+            return Err(at(format!(
+                "priority group {pg} is beyond the last class a switch can have ({MAX_CLASS}: switch.classes is at most 63)"
+            )));
+        }
         let dport: u16 = int(f[3], "destination port (0..=65535)", line, file)?;
         // Scripts print large sizes with an exponent (awk's `1e+06`): exact ones are whole numbers too.
         let size: u64 = match int(f[4], "size in bytes", line, file) {
@@ -260,10 +269,16 @@ mod tests {
         assert_eq!(e.line, Some(1));
         assert!(e.message.contains("flow count `x`"), "{e}");
         let e = err("1\n0 1 300 100 10 2.0\n");
-        assert!(e.message.contains("priority group (0..=255) `300`"), "{e}");
+        assert!(e.message.contains("priority group (0..=62) `300`"), "{e}");
         assert_eq!(
             e.to_string(),
-            "flow.txt:2: priority group (0..=255) `300` is not a valid whole number"
+            "flow.txt:2: priority group (0..=62) `300` is not a valid whole number"
+        );
+        // Issue 72: accepted silently, and served as the last class.
+        let e = err("1\n0 1 99 100 10 2.0\n");
+        assert_eq!(
+            e.to_string(),
+            "flow.txt:2: priority group 99 is beyond the last class a switch can have (62: switch.classes is at most 63)"
         );
     }
 

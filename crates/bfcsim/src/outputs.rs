@@ -267,6 +267,8 @@ struct RunInfo<'a> {
     stalled: Option<&'a str>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     warnings: &'a [String],
+    /// Threads the run was split over (`run.threads`, or fewer when the fabric cannot be split).
+    threads: usize,
     wall_seconds: f64,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     shared_ecn: &'a [crate::runner::SharedEcnReport],
@@ -376,6 +378,7 @@ pub fn write_outputs(
         invariant_violations: &out.violations,
         stalled: out.stalled.as_deref(),
         warnings: &out.warnings,
+        threads: out.threads,
         wall_seconds: out.wall_secs,
         shared_ecn: &out.shared_ecn,
         trace: out.trace.as_ref().map(|r| TraceInfo {

@@ -219,6 +219,12 @@ fn synthetic(
         .map(FlowId::from_idx)
         .collect();
     let flows = tagged.into_iter().map(|(f, _)| f).collect();
+    if offered.is_empty() {
+        offered.push(format!(
+            "nothing (workload.load = {}, and no incast, group or long-lived flows)",
+            spec.load
+        ));
+    }
     let plan = offered.join(", ");
     Ok(Prepared {
         topology,
@@ -227,6 +233,22 @@ fn synthetic(
         long_lived,
         plan: Some(plan),
     })
+}
+
+/// What `config` asks for that it may not mean, for a run of `flows` flows: an overloaded workload, or none.
+fn config_warnings(config: &ExperimentConfig, flows: usize) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if let Some(spec) = config.workload.as_ref().filter(|w| w.load > 1.0) {
+        warnings.push(format!(
+            "workload.load = {} offers more than the `{}` links carry: their queues, drops and FCTs grow with \
+             the run's length instead of settling",
+            spec.load, spec.load_on
+        ));
+    }
+    if flows == 0 {
+        warnings.push("the run has no flows: it measures nothing".to_string());
+    }
+    warnings
 }
 
 /// Every switch's ports (its egress ports), switch by switch.
@@ -365,7 +387,15 @@ pub fn simulate_explaining(
     drop(flows);
     let base_rtt = sim.flow_context().base_rtt;
     let stall_after = crate::experiment::stall_bound(config.run.stall_after, base_rtt);
-    let mut warnings = Vec::new();
+    let mut warnings = config_warnings(config, starts.len());
+    if sim.shard_count() < config.run.threads {
+        warnings.push(format!(
+            "run.threads = {}, but the run used {} (a run splits only over links that have a delay, into at \
+             most one part per switch, and not with switch.drop_notification); run.json's `threads` says what ran",
+            config.run.threads,
+            sim.shard_count()
+        ));
+    }
     let nic = &config.nic;
     if base_rtt > nic.transport.rto_max {
         warnings.push(format!(
