@@ -116,6 +116,8 @@ pub fn parse_hpcc_topology(file: &Path, text: &str) -> Result<Topology, InputErr
         topo.add_node(if sw { NodeKind::Switch } else { NodeKind::Host });
     }
     let mut links = 0;
+    // The line of each host's link: bfcsim's NIC has one port.
+    let mut host_link: Vec<Option<usize>> = vec![None; node_num];
     for (ln, line) in lines {
         let f: Vec<&str> = line.split_whitespace().collect();
         if f.len() != 5 {
@@ -162,6 +164,17 @@ pub fn parse_hpcc_topology(file: &Path, text: &str) -> Result<Topology, InputErr
                     "error rate {err}: random link errors are not modelled; use 0 (losses come from buffers)"
                 ),
             ));
+        }
+        for n in [a, b].into_iter().filter(|n| !is_switch[n.idx()]) {
+            if let Some(first) = host_link[n.idx()].replace(ln) {
+                return Err(InputError::at(
+                    file,
+                    ln,
+                    format!(
+                        "host {n} already has a link (line {first}); bfcsim's NIC model has exactly one port"
+                    ),
+                ));
+            }
         }
         topo.connect(a, b, rate, delay);
         links += 1;
@@ -243,6 +256,10 @@ mod tests {
             ("3 1 1\n2\n0 0 100Gbps 1us 0\n", "to itself"),
             ("3 1 1\n2\n0 2 100Gbps 1us\n", "found 4 fields"),
             ("3 1 1\n2\n0 2 100Gbps 1us 0\n", "host 1 has no link"),
+            (
+                "3 1 3\n2\n0 2 100Gbps 1us 0\n0 2 100Gbps 1us 0\n1 2 100Gbps 1us 0\n",
+                "t.txt:4: host 0 already has a link (line 3); bfcsim's NIC model has exactly one port",
+            ),
             (
                 "3 1 1\n5\n0 2 100Gbps 1us 0\n",
                 "switch id 5 is out of range",

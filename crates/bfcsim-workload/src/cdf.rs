@@ -378,6 +378,13 @@ impl SizeCdf {
             ));
         }
         let last = points.last().expect("body is not empty");
+        if last.size <= 0.0 && options.tail.is_none() {
+            return Err(InputError::at(
+                file,
+                last.line,
+                "every size is 0 bytes: the CDF must reach a size of at least 1 byte",
+            ));
+        }
         match options.tail {
             None => {
                 if (last.cdf - 1.0).abs() > 1e-6 {
@@ -730,6 +737,16 @@ mod tests {
     }
 
     // ---- malformed input: each error names the line and the problem ----
+
+    #[test]
+    fn rejects_a_cdf_of_empty_flows() {
+        // Issue 72: "the background rate inf flows/s is not finite".
+        let e = err("0 0\n0 100\n", &CdfOptions::default());
+        assert_eq!(
+            e.to_string(),
+            "test.cdf:2: every size is 0 bytes: the CDF must reach a size of at least 1 byte"
+        );
+    }
 
     #[test]
     fn rejects_non_numeric_field() {

@@ -62,6 +62,16 @@ fn words(state: &ReportState) -> (String, bool) {
 
 /// One line per figure of `all` with its report's state under `reports`, and a count of the current ones.
 pub fn status(all: &[Figure], reports: &Path) -> Result<String, String> {
+    if !reports.is_dir() {
+        let here =
+            std::env::current_dir().map_or_else(|_| reports.to_path_buf(), |d| d.join(reports));
+        return Err(format!(
+            "no reports directory {} (looked in {}): the committed reports are the repository's \
+             docs/reproduced; run from the repository's root or name it with --reports DIR",
+            reports.display(),
+            here.display()
+        ));
+    }
     let width = all.iter().map(|f| f.def.name.len()).max().unwrap_or(0);
     let mut out = format!(
         "Reports in {}, against this build (behaviour fingerprint {}):\n",

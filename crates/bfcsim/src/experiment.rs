@@ -602,6 +602,15 @@ pub fn apply_override(table: &mut toml::Table, assignment: &str) -> Result<(), S
     let mut i = 0;
     while i < path.len() {
         let part = path[i];
+        if !cur.contains_key(part)
+            && let Ok(index) = parts[i + 1].parse::<usize>()
+        {
+            let list = parts[..=i].join(".");
+            return Err(format!(
+                "`{list}` has no entries, so no entry {index}: a list's entries are written in the file \
+                 ([[{list}]] tables), and --set changes one that is there"
+            ));
+        }
         let entry = cur
             .entry(part.to_string())
             .or_insert_with(|| toml::Value::Table(toml::Table::new()));
@@ -635,6 +644,22 @@ mod tests {
         "[workload]\ncdf = \"google\"\nload = 0.5\nload_on = \"core\"\nduration = \"1ms\"\n";
 
     #[test]
+    fn setting_an_entry_of_a_list_the_file_does_not_have_says_so() {
+        // Issue 72: "invalid type: map, expected a sequence".
+        let e = parse_experiment(
+            Path::new("e.toml"),
+            MINIMAL,
+            &["workload.group.5.count=1".into()],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "e.toml: --set workload.group.5.count=1: `workload.group` has no entries, so no entry 5: a list's \
+             entries are written in the file ([[workload.group]] tables), and --set changes one that is there"
+        );
+    }
+
+    #[test]
     fn defaults_are_clos128_with_dctcp() {
         let c = parse_experiment(Path::new("e.toml"), MINIMAL, &[]).unwrap();
         assert!(
@@ -665,8 +690,11 @@ mod tests {
         let msg = parse_experiment(Path::new("e.toml"), &bad, &[])
             .unwrap_err()
             .to_string();
-        // Without its tag first the section is read whole, so the error points at its header.
-        assert!(msg.contains("e.toml:3: unknown field `sampled`"), "{msg}");
+        // The parser points at the section's header; the key's own line is found below it.
+        assert!(
+            msg.contains("e.toml:4: unknown field `sampled`, expected one of `assignment`"),
+            "{msg}"
+        );
     }
 
     #[test]

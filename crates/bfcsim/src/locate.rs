@@ -50,13 +50,70 @@ pub fn line_at(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// A TOML parsing error of `file` (whose contents are `text`), at its line when the parser knows it.
+/// A TOML parsing error of `file` (whose contents are `text`), at its line when the parser knows it. An
+/// unknown key is put at its own line (the parser points at its table's header) and, where the parser lists
+/// no valid keys (a table that flattens another), with the keys its section has.
 pub fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> InputError {
-    let message = e.message().trim().to_string();
-    match e.span() {
-        Some(span) => InputError::at(file, line_at(text, span.start), message),
-        None => InputError::file(file, message),
+    let mut message = e.message().trim().to_string();
+    let Some(span) = e.span() else {
+        return InputError::file(file, message);
+    };
+    let mut line = line_at(text, span.start);
+    if let Some(field) = unknown_field(&message) {
+        let section = section_at(text, line);
+        if let Some(at) = key_line_in_section(text, line, field) {
+            line = at;
+        }
+        if !message.contains("expected")
+            && let Some(keys) = section.and_then(|s| section_keys(&s))
+        {
+            message = format!("{message}, expected one of {}", keys.join(", "));
+        }
     }
+    InputError::at(file, line, message)
+}
+
+/// `X` of a message "unknown field `X`...".
+fn unknown_field(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    rest.split_once('`').map(|(field, _)| field)
+}
+
+/// The dotted name of the `[table]` whose header is at or above 1-based `line` of `text` (`None` at the top).
+fn section_at(text: &str, line: usize) -> Option<String> {
+    let above: Vec<&str> = text.lines().take(line).collect();
+    above.into_iter().rev().find_map(|l| {
+        let l = l.trim();
+        let name = l.strip_prefix('[')?.trim_start_matches('[');
+        let name = name.split(']').next()?.trim();
+        (!name.is_empty()).then(|| name.to_string())
+    })
+}
+
+/// The line below header `line` (within its table) that sets `field`.
+fn key_line_in_section(text: &str, line: usize, field: &str) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .skip(line.saturating_sub(1))
+        .take_while(|(i, l)| *i + 1 == line || !l.trim_start().starts_with('['))
+        .find(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(field)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|(i, _)| i + 1)
+}
+
+/// The keys of section `dotted` (`nic`, `switch.ecn`) in the default experiment, when it is a table there.
+fn section_keys(dotted: &str) -> Option<Vec<String>> {
+    let config = crate::experiment::replay_config("dctcp", &[]).ok()?;
+    let mut value = toml::Value::try_from(&config).ok()?;
+    for part in dotted.split('.') {
+        value = value.as_table()?.get(part)?.clone();
+    }
+    let mut keys: Vec<String> = value.as_table()?.keys().map(|k| format!("`{k}`")).collect();
+    keys.sort();
+    Some(keys)
 }
 
 /// `message` as an error of `file`: at the line that sets its key, or naming the `--set` that does (the last
@@ -79,6 +136,24 @@ pub fn blame(file: &Path, text: &str, overrides: &[String], message: String) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_key_is_put_at_its_line_with_the_keys_of_its_section() {
+        // Issue 72: it pointed at `[nic]` and listed nothing.
+        let text = "name = \"x\"\n[nic]\npayload = 1000\nbogus = 1\n[switch]\n";
+        let e = toml::from_str::<crate::experiment::ExperimentConfig>(text).unwrap_err();
+        let e = toml_error(Path::new("x.toml"), text, &e);
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(
+            e.message
+                .starts_with("unknown field `bogus`, expected one of "),
+            "{e}"
+        );
+        assert!(
+            e.message.contains("`payload`") && e.message.contains("`rto_min`"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn keys_are_read_from_messages() {

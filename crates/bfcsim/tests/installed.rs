@@ -89,3 +89,21 @@ fn exported_definitions_are_used_once_edited() {
         "the local files were used, not the bundle"
     );
 }
+
+#[test]
+fn the_status_outside_the_repository_says_where_reports_are_looked_for() {
+    // Issue 72: it listed "no report" for every figure.
+    let dir = TempDir::new("installed-status");
+    let cwd = dir.join("elsewhere");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let (ok, stdout, stderr) = bfcsim_at(&dir, &cwd, &["reproduce", "--status"]);
+    assert!(!ok, "{stdout}");
+    assert!(
+        stderr.contains(&format!(
+            "no reports directory docs/reproduced (looked in {}): the committed reports are the repository's \
+             docs/reproduced; run from the repository's root or name it with --reports DIR",
+            cwd.join("docs/reproduced").display()
+        )),
+        "{stderr}"
+    );
+}
