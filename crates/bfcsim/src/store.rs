@@ -164,6 +164,51 @@ pub struct Made {
     pub wall_seconds: f64,
     /// Threads it ran on.
     pub threads: usize,
+    /// The SHA-256 of every file the run wrote (hex, by name): a file that differs, or is missing, makes
+    /// the run unfinished again (a truncated output, an edited digest), so it is simulated anew.
+    #[serde(default)]
+    pub files: std::collections::BTreeMap<String, String>,
+}
+
+/// Why the finished run in `dir` is not what `marker` says it wrote: a file missing or changed, or no
+/// checksums at all (a run of a bfcsim that recorded none).
+fn not_whole(dir: &Path, marker: &Made) -> Option<String> {
+    if marker.files.is_empty() {
+        return Some(format!("{DONE} records no checksums of its files"));
+    }
+    marker.files.iter().find_map(|(name, sum)| {
+        let path = dir.join(name);
+        match checksum(&path) {
+            Ok(now) if now == *sum => None,
+            Ok(_) => Some(format!("{} changed since its run wrote it", path.display())),
+            Err(e) => Some(format!("{}: {e}", path.display())),
+        }
+    })
+}
+
+/// The SHA-256 of every file in `dir` but the completion marker, by name.
+fn checksums(dir: &Path) -> std::io::Result<std::collections::BTreeMap<String, String>> {
+    let mut sums = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name != DONE && entry.file_type()?.is_file() {
+            sums.insert(name, checksum(&entry.path())?);
+        }
+    }
+    Ok(sums)
+}
+
+fn checksum(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let (mut hasher, mut file) = (Sha256::new(), std::fs::File::open(path)?);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut buf)? {
+            0 => return Ok(hex(&hasher.finalize())),
+            n => hasher.update(&buf[..n]),
+        }
+    }
 }
 
 /// A run's digest and how it was obtained, or what went wrong.
@@ -218,6 +263,15 @@ impl Store {
                 done.display(),
                 marker.key
             ));
+        }
+        if let Some(why) = not_whole(&dir, &marker) {
+            eprintln!(
+                "warning: {why}: the run in {} is not what it wrote, so it is simulated again",
+                dir.display()
+            );
+            // Unmarked, it is an unfinished run, which the next simulation of it clears.
+            std::fs::remove_file(&done).map_err(|e| format!("removing {}: {e}", done.display()))?;
+            return Ok(None);
         }
         let path = dir.join(DIGEST);
         let digest = serde_json::from_str(&read(&path)?).map_err(|e| {
@@ -341,6 +395,7 @@ impl Store {
             build: Build::running(&run.config.scheme.name),
             wall_seconds: outcome.wall_secs,
             threads: outcome.threads,
+            files: checksums(&dir).map_err(|e| io("reading back", e))?,
         };
         write_json(&dir.join(DONE), &done).map_err(|e| io("writing", e))?;
         staged.commit()?;

@@ -162,3 +162,66 @@ fn two_processes_sharing_a_store_simulate_each_run_once() {
     assert_eq!(runs.len(), 6);
     assert!(runs.values().all(Option::is_some), "{runs:?}");
 }
+
+/// Issue 72: a finished run whose files were truncated or edited is not reused: it is simulated again, with a
+/// warning naming the file.
+#[test]
+fn a_finished_run_whose_files_changed_is_simulated_again() {
+    let dir = TempDir::new("resume-tampered");
+    let experiment = dir.write(
+        "small.toml",
+        "name = \"small\"\n[topology]\nkind = \"star\"\nhosts = 4\n[workload]\ncdf = \"google\"\n\
+         load = 0.5\nload_on = \"host\"\nduration = \"20us\"\n",
+    );
+    let out = dir.join("out");
+    let runs = out.join("runs");
+    let args = [
+        "run",
+        s(&experiment),
+        "--sweep",
+        "workload.load=0.3,0.4",
+        "--jobs",
+        "1",
+        "--outputs",
+        "summary.json",
+        "--out",
+        s(&out),
+    ];
+    let first = bfcsim(&args);
+    assert!(first.success(), "{}", first.stderr);
+    let done = on_disk(&runs);
+    assert_eq!(done.len(), 2, "{done:?}");
+    let mut dirs = done.keys();
+    let (truncated, edited) = (dirs.next().unwrap(), dirs.next().unwrap());
+    let summary = truncated.join("summary.json");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    std::fs::write(&summary, &text[..text.len() / 2]).unwrap();
+    let digest = edited.join("digest.json");
+    let text = std::fs::read_to_string(&digest).unwrap();
+    std::fs::write(&digest, text.replacen("\"flows\": ", "\"flows\": 1", 1)).unwrap();
+
+    let again = bfcsim(&args);
+    assert!(again.success(), "{}", again.stderr);
+    for path in [&summary, &digest] {
+        assert!(
+            again.stderr.contains(&format!(
+                "warning: {} changed since its run wrote it",
+                path.display()
+            )),
+            "{}",
+            again.stderr
+        );
+    }
+    assert!(!again.stderr.contains("were reused"), "{}", again.stderr);
+    let after = on_disk(&runs);
+    for p in [truncated, edited] {
+        assert!(after[p] > done[p], "{} was not run again", p.display());
+    }
+    // Whole again: reused the next time.
+    let third = bfcsim(&args);
+    assert!(
+        third.stderr.contains("2 of 2 runs were reused"),
+        "{}",
+        third.stderr
+    );
+}
