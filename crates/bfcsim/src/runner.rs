@@ -470,8 +470,10 @@ pub fn simulate_explaining(
     if warmup <= sim.now() {
         at_warmup = open_window(&mut sim);
     }
+    let mut guard = crate::limits::MemoryGuard::for_this_machine();
     let mut t = first;
     loop {
+        guard.check()?;
         t = (t + interval).min(limit);
         if at_warmup.is_none() && warmup < t {
             t = warmup; // a slice ends exactly where the window opens
