@@ -171,7 +171,7 @@ impl MemoryGuard {
         }
     }
 
-    /// An error once the process holds more than the bound (read at most every [`GUARD_EVERY`]).
+    /// An error once the process holds more than the bound (read at most four times a second).
     pub fn check(&mut self) -> Result<(), String> {
         let now = std::time::Instant::now();
         if now < self.next {
