@@ -267,6 +267,42 @@ struct Outputs {
 }
 
 impl Outputs {
+    /// `--trace-view FILE` can be written, checked before anything is simulated (by creating and removing a
+    /// file beside it).
+    fn check_trace_view(&self) -> Result<(), String> {
+        let Some(file) = &self.trace_view else {
+            return Ok(());
+        };
+        let dir = match file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let probe = dir.join(format!(".bfcsim-probe-{}", std::process::id()));
+        std::fs::write(&probe, b"")
+            .and_then(|()| std::fs::remove_file(&probe))
+            .map_err(|e| {
+                format!(
+                    "--trace-view {}: cannot write in {}: {e}",
+                    file.display(),
+                    dir.display()
+                )
+            })
+    }
+
+    /// Copies the timeline the run wrote in `out` to `--trace-view FILE`.
+    fn deliver_trace_view(&self, out: &Path) -> Result<(), String> {
+        let Some(file) = &self.trace_view else {
+            return Ok(());
+        };
+        let written = out.join(bfcsim::trace_view::FILE);
+        let bytes =
+            std::fs::read(&written).map_err(|e| format!("reading {}: {e}", written.display()))?;
+        bfcsim_metrics::write_atomic(file, |w| w.write_all(&bytes))
+            .map_err(|e| format!("writing --trace-view {}: {e}", file.display()))?;
+        println!("timeline: {} (open it in ui.perfetto.dev)", file.display());
+        Ok(())
+    }
+
     /// `set` and the `--set` override `--outputs` stands for.
     fn overrides(&self, set: &[String]) -> Result<Vec<String>, String> {
         let mut all = set.to_vec();
@@ -351,6 +387,7 @@ fn real_main() -> Result<ExitCode, String> {
             compare_options,
             ..
         } => {
+            outputs.check_trace_view()?;
             let set = outputs.overrides(&set)?;
             let mut config = load_experiment(&experiment, &set).map_err(|e| e.to_string())?;
             if let Some(seed) = seed {
@@ -362,14 +399,7 @@ fn real_main() -> Result<ExitCode, String> {
             // Problems found while building the fabric or the workload belong to the experiment file.
             let code = execute(&mut config, &base, staged, compare.is_some(), &explain)
                 .map_err(|e| format!("{}: {e}", experiment.display()))?;
-            if let Some(file) = &outputs.trace_view {
-                let written = out.join(bfcsim::trace_view::FILE);
-                let bytes = std::fs::read(&written)
-                    .map_err(|e| format!("reading {}: {e}", written.display()))?;
-                bfcsim_metrics::write_atomic(file, |w| w.write_all(&bytes))
-                    .map_err(|e| format!("writing --trace-view {}: {e}", file.display()))?;
-                println!("timeline: {} (open it in ui.perfetto.dev)", file.display());
-            }
+            outputs.deliver_trace_view(&out)?;
             compare_after(code, compare.as_deref(), &out, &compare_options)
         }
         Command::Replay {
@@ -384,6 +414,7 @@ fn real_main() -> Result<ExitCode, String> {
             compare,
             compare_options,
         } => {
+            outputs.check_trace_view()?;
             let set = outputs.overrides(&set)?;
             let mut config = bfcsim::experiment::replay_config(&scheme, &set)?;
             config.seed = seed;
@@ -397,6 +428,7 @@ fn real_main() -> Result<ExitCode, String> {
                 compare.is_some(),
                 &explain,
             )?;
+            outputs.deliver_trace_view(&out)?;
             compare_after(code, compare.as_deref(), &out, &compare_options)
         }
         Command::Compare {

@@ -6,7 +6,7 @@
 mod common;
 
 use bfcsim::runner::Outcome;
-use common::{TempDir, bfcsim_ok, run_experiment, s};
+use common::{TempDir, bfcsim, bfcsim_ok, run_experiment, s};
 
 fn run(name: &str, set: &[&str]) -> Outcome {
     run_experiment(name, set, &[])
@@ -285,6 +285,61 @@ fn trace_view_writes_the_file() {
         s(&tmp.join("out")),
     ]);
     assert!(run.stdout.contains("ui.perfetto.dev"), "{}", run.stdout);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    check_format(json["traceEvents"].as_array().unwrap());
+}
+
+/// Issue 72: an unwritable `--trace-view` path was found only after the whole simulation, and `replay` ignored
+/// the option.
+#[test]
+fn trace_view_checks_its_path_first_and_replay_writes_it_too() {
+    let tmp = TempDir::new("trace-view-path");
+    let missing = tmp.join("no/such/dir/t.json");
+    let run = bfcsim(&[
+        "run",
+        "experiments/clos128-google-dctcp.toml",
+        "--trace-view",
+        s(&missing),
+        "--out",
+        s(&tmp.join("out")),
+    ]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "--trace-view {}: cannot write in {}",
+            missing.display(),
+            missing.parent().unwrap().display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("flows, scheme"),
+        "it simulated first: {}",
+        run.stderr
+    );
+    let file = tmp.join("replay.json");
+    let dir = "data/reference/ns3-perf-k8";
+    let replay = bfcsim_ok(&[
+        "replay",
+        "--topology",
+        &format!("{dir}/topology.txt"),
+        "--flows",
+        &format!("{dir}/flow.txt"),
+        "--scheme",
+        "dctcp",
+        "--set",
+        "run.max_time=200us",
+        "--trace-view",
+        s(&file),
+        "--out",
+        s(&tmp.join("replay")),
+    ]);
+    assert!(
+        replay.stdout.contains("ui.perfetto.dev"),
+        "{}",
+        replay.stdout
+    );
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     check_format(json["traceEvents"].as_array().unwrap());
 }
