@@ -191,11 +191,13 @@ impl MemoryGuard {
     }
 }
 
-/// The process's resident memory from `/proc/self/statm` (Linux); `None` where it cannot be read.
+/// The process's resident memory from `/proc/self/status` (Linux, in kB there whatever the page size); `None`
+/// where it cannot be read.
 fn resident_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Physical memory from `/proc/meminfo` (Linux); 16 GB where it cannot be read.
