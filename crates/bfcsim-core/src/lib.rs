@@ -11,6 +11,7 @@
 //! 5. `bfcsim-workload` and `bfcsim-metrics`: what is offered to the network and what is measured.
 //! 6. `bfcsim`: experiments, configuration files and the command line.
 
+pub mod deps;
 pub mod event;
 pub mod flow;
 pub mod head_queue;
@@ -25,6 +26,7 @@ pub mod tagged;
 pub mod time;
 pub mod units;
 
+pub use deps::{Dependencies, DepsError, Done, Edge, Wait};
 pub use event::{EventBits, EventQueue};
 pub use flow::FlowSpec;
 pub use head_queue::{HeadQueue, Vacant};

@@ -22,6 +22,7 @@
 
 pub mod buckets;
 pub mod budget;
+pub mod collective;
 pub mod compare;
 pub mod drops;
 pub mod hop;
@@ -38,6 +39,7 @@ pub mod utilization;
 
 pub use buckets::BucketScheme;
 pub use budget::{BudgetConfig, BudgetReport, PeakRate, SwitchBudget, SwitchUsage};
+pub use collective::{CollectiveInfo, CollectiveReport, StepOf};
 pub use drops::DropCounts;
 pub use hop::{
     ActiveFlowsReport, DelayReport, FlowControlReport, NodePausedReport, QueuePausedReport,

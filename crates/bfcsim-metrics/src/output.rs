@@ -338,6 +338,9 @@ pub fn render_table(summary: &Summary) -> String {
             );
         }
     }
+    for c in &summary.collectives {
+        out.push_str(&c.text());
+    }
     for l in &summary.long_lived {
         let _ = writeln!(
             out,

@@ -5,6 +5,7 @@
 //! `calculate_fct_slowdown.py` and HPCC's `analysis/fct_analysis.py` compute them. Means sum the sorted values,
 //! so a summary does not depend on the order of the records.
 
+use crate::collective::CollectiveReport;
 use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
@@ -144,6 +145,9 @@ pub struct Summary {
     /// the "Overall packet drop ratio" the BCC authors' ns-2 scripts print (`finish` in their
     /// `tcp-traffic-gen.tcl` averages `pkt_drop_/pkt_tot_` over the switch queues); `None` without switches.
     pub switch_port_loss: Option<f64>,
+    /// Each collective's completion times ([`crate::collective`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub collectives: Vec<CollectiveReport>,
 }
 
 /// A flow reduced to what the statistics need.
@@ -224,6 +228,7 @@ impl Summary {
             packet_hops: 0,
             duplicate_data: 0,
             switch_port_loss: None,
+            collectives: Vec::new(),
         }
     }
 }

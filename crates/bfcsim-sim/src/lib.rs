@@ -27,5 +27,7 @@ pub use bfcsim_schemes::fabric::HopStats;
 pub use config::{
     Connections, EcnConfig, FlowControl, NicConfig, NicScheduler, Scheduler, SwitchConfig,
 };
-pub use engine::{Counters, HopRecord, Logged, PausePairs, QueueState, SchemeEntry, SimParams};
+pub use engine::{
+    Counters, FlowDeps, HopRecord, Logged, Notify, PausePairs, QueueState, SchemeEntry, SimParams,
+};
 pub use sim::Sim;

@@ -28,8 +28,8 @@ use bfcsim_schemes::cc::FlowContext;
 use bfcsim_schemes::fabric::{Describe, Flow, HopStats, PauseRecord, SchemeReport, SwitchHardware};
 
 use crate::engine::{
-    AnyScheme, Counters, HopRecord, Logged, Mail, Ownership, Parcel, QueueState, Shard, SimParams,
-    node_work,
+    AnyScheme, Counters, FlowDeps, HopRecord, Logged, Mail, Notify, Ownership, QueueState, Shard,
+    SimParams, node_work,
 };
 use crate::partition::partition;
 
@@ -77,6 +77,29 @@ impl Sim {
         params: SimParams,
         threads: usize,
     ) -> Result<Sim, String> {
+        Sim::with_dependencies(topo, routes, flows, None, params, threads)
+    }
+
+    /// [`Sim::with_routes`] for flows of which some wait for others (`deps`, over the same ids; the waiting
+    /// flows' start times are then only lower bounds): each starts once the completions it waits for have
+    /// reached its host, its compute delay later ([`FlowDeps`]).
+    pub fn with_dependencies(
+        topo: Topology,
+        routes: Routes,
+        flows: &[FlowSpec],
+        deps: Option<FlowDeps>,
+        params: SimParams,
+        threads: usize,
+    ) -> Result<Sim, String> {
+        if let Some(d) = &deps
+            && d.graph.len() != flows.len()
+        {
+            return Err(format!(
+                "the dependency graph covers {} flows, the workload has {}",
+                d.graph.len(),
+                flows.len()
+            ));
+        }
         // A packet reaches the far end no sooner than the link's propagation delay after it starts (into a
         // switch, its processing delay later still, which only makes the bound safe).
         let lookahead = topo
@@ -85,6 +108,8 @@ impl Sim {
             .map(|l| l.delay)
             .min()
             .unwrap_or(Time::ZERO);
+        let instant = deps.as_ref().is_some_and(|d| d.notify == Notify::Instant);
+        let threads = if instant { 1 } else { threads };
         let shards = Sim::shards_for(&topo, &params, lookahead, threads);
         let table = Flow::table(&topo, flows)?;
         let node_shard = if shards > 1 {
@@ -105,6 +130,7 @@ impl Sim {
                 routes.clone(),
                 table.clone(),
                 params.clone(),
+                deps.clone(),
                 own,
             )?);
         }
@@ -374,6 +400,15 @@ impl Sim {
     /// Flows finished so far.
     pub fn flows_done(&self) -> usize {
         self.shards.iter().map(|s| s.flows_done()).sum()
+    }
+    /// Flows started so far (a waiting flow once released).
+    pub fn flows_started(&self) -> usize {
+        self.shards.iter().map(|s| s.flows_started()).sum()
+    }
+    /// When flow `id` started: its start time, or for a flow that waits for others when it was released
+    /// (`None` before).
+    pub fn flow_start(&self, id: FlowId) -> Option<Time> {
+        self.of_flow(id).flow_start(id)
     }
     /// Number of flows.
     pub fn flow_count(&self) -> usize {
@@ -736,12 +771,11 @@ impl Rounds<'_> {
                 for (to, mail) in post.parcels.iter_mut().enumerate() {
                     shard.take_outbox(to, mail);
                 }
-                post.sent = post.parcels.iter().map(|m| m.parcels().len()).sum();
+                post.sent = post.parcels.iter().map(Mail::len).sum();
                 post.next = post
                     .parcels
                     .iter()
-                    .flat_map(Mail::parcels)
-                    .map(Parcel::arrive)
+                    .map(Mail::earliest)
                     .fold(shard.next_event(), Time::min);
                 post.done = shard.flows_done();
                 post.idle = shard.idle();

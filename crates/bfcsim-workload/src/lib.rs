@@ -28,6 +28,7 @@
 pub mod arrivals;
 pub mod builtin;
 pub mod cdf;
+pub mod collective;
 pub mod endpoints;
 mod error;
 pub mod flowfile;
@@ -38,6 +39,9 @@ pub mod spec;
 pub use arrivals::{Arrivals, GapSampler};
 pub use builtin::{BUILTINS, Builtin, builtin};
 pub use cdf::{CdfFormat, CdfOptions, GpdTail, Interpolation, SizeCdf, SizeUnit};
+pub use collective::{
+    Algorithm, CollectiveFlows, CollectiveKind, CollectiveSpec, FlowLabel, Placement, collectives,
+};
 pub use endpoints::Endpoints;
 pub use error::WorkloadError;
 pub use flowfile::{FlowFile, load_flow_file, parse_flow_file};

@@ -31,6 +31,11 @@
 //! load = 0.03               # Poisson arrivals offering 3% of the destination's host link ...
 //! # count = 64              # ... or that many flows, all starting at `start` (default 0)
 //! # start_spread = "1us"    # ... each within this of `start` (count only; default 0)
+//! [[workload.collective]]   # a collective of distributed training (see `collective` for every key)
+//! name = "grads"
+//! kind = "all-reduce"
+//! size = "16MB"
+//! ranks = 64
 //! [[workload.long_lived]]   # a flow active for the whole run, whose throughput the summary reports
 //! src = 0                   # host indices
 //! dst = 3
@@ -51,6 +56,7 @@ use serde::{Deserialize, Serialize};
 use crate::arrivals::Arrivals;
 use crate::builtin::builtin;
 use crate::cdf::{CdfOptions, Interpolation, SizeCdf, SizeUnit};
+use crate::collective::CollectiveSpec;
 use crate::error::WorkloadError;
 
 /// The arrival process of the background stream, as named in the experiment file.
@@ -150,6 +156,9 @@ pub struct WorkloadSpec {
     /// Long-lived flows (BFC §2.1's long flow), added to the generated ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub long_lived: Vec<LongLivedSpec>,
+    /// Collectives of distributed training, whose flows wait for each other ([`crate::collective`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collective: Vec<CollectiveSpec>,
 }
 
 /// What a workload's `load` counts ([`WorkloadSpec::load_counts`]).

@@ -9,6 +9,7 @@ pub mod arbitrary_run;
 pub mod atlas;
 pub mod bench;
 pub mod bundle;
+pub mod collectives;
 pub mod digest;
 pub mod experiment;
 pub mod explain;

@@ -23,6 +23,7 @@ use bfcsim_workload::{
     Framing, HostSet, LoadCounts, WorkloadError, generate_at_most, load_flow_file, long_lived, plan,
 };
 
+use crate::collectives::{Collectives, Origin};
 use crate::experiment::ExperimentConfig;
 use crate::limits::Demand;
 use crate::load::{Pattern, load_basis};
@@ -39,6 +40,8 @@ pub struct Prepared {
     pub long_lived: Vec<FlowId>,
     /// Offered-load information for `run.json` (background rate, incast periods), when synthetic.
     pub plan: Option<String>,
+    /// The workload's collectives, whose flows wait for each other.
+    pub collectives: Option<Collectives>,
 }
 
 /// Builds the topology and the flow list of `config`; relative paths resolve against `base`. The run is
@@ -77,6 +80,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
                 flows: file.flows,
                 long_lived: Vec::new(),
                 plan: None,
+                collectives: None,
             }
         }
         None => synthetic(config, base, topology, routes, &fabric)?,
@@ -208,20 +212,35 @@ fn synthetic(
     if !long.is_empty() {
         offered.push(format!("{} long-lived flows", long.len()));
     }
-    let mut tagged: Vec<(FlowSpec, bool)> = flows
+    let tagged: Vec<(FlowSpec, Origin)> = flows
         .into_iter()
-        .map(|f| (f, false))
-        .chain(long.into_iter().map(|f| (f, true)))
+        .map(|f| (f, Origin::Generated))
+        .chain(long.into_iter().map(|f| (f, Origin::LongLived)))
         .collect();
-    tagged.sort_by_key(|(f, _)| f.start);
-    let long_lived = (0..tagged.len())
-        .filter(|&i| tagged[i].1)
+    let coll = match spec.collective.as_slice() {
+        [] => None,
+        specs => {
+            let nic = (config.nic.payload, config.nic.header);
+            let (c, infos) = crate::collectives::generate(specs, &topology, nic, config.seed)
+                .map_err(|e| format!("workload.collective: {e}"))?;
+            for (s, i) in specs.iter().zip(&infos) {
+                offered.push(format!(
+                    "collective `{}`: {} {} over {} ranks, {} a rank, {} iterations",
+                    s.name, i.algorithm, i.kind, i.ranks, s.size, s.iterations
+                ));
+            }
+            Some((c, infos))
+        }
+    };
+    let (flows, origins) = crate::collectives::sorted(tagged, coll.as_ref().map(|(c, _)| c));
+    let long_lived = (0..origins.len())
+        .filter(|&i| origins[i] == Origin::LongLived)
         .map(FlowId::from_idx)
         .collect();
-    let flows = tagged.into_iter().map(|(f, _)| f).collect();
+    let collectives = coll.map(|(c, infos)| crate::collectives::join(&c, infos, &origins));
     if offered.is_empty() {
         offered.push(format!(
-            "nothing (workload.load = {}, and no incast, group or long-lived flows)",
+            "nothing (workload.load = {}, and no incast, group, long-lived or collective flows)",
             spec.load
         ));
     }
@@ -232,6 +251,7 @@ fn synthetic(
         flows,
         long_lived,
         plan: Some(plan),
+        collectives,
     })
 }
 
@@ -359,6 +379,7 @@ pub fn simulate_explaining(
         routes,
         flows,
         long_lived,
+        collectives,
         ..
     } = prepared;
     let racks = topology.racks();
@@ -377,7 +398,9 @@ pub fn simulate_explaining(
             flows.len().saturating_sub(1)
         ));
     }
-    let mut sim = Sim::with_routes(topology, routes, &flows, params, config.run.threads)?;
+    let deps = collectives.as_ref().map(|c| c.deps.clone());
+    let mut sim =
+        Sim::with_dependencies(topology, routes, &flows, deps, params, config.run.threads)?;
     if !explain.is_empty() {
         sim.explain(explain);
     }
@@ -503,7 +526,11 @@ pub fn simulate_explaining(
         }
         progress(&sim);
         let now = sim.now();
-        let started = starts.partition_point(|&s| s <= now);
+        // Flows that wait for others count once released.
+        let started = match &collectives {
+            Some(_) => sim.flows_started(),
+            None => starts.partition_point(|&s| s <= now),
+        };
         if sim.progress() != last_progress || sim.flows_done() >= started {
             (last_progress, progress_at) = (sim.progress(), now);
         } else if !more || now - progress_at >= stall_after {
@@ -550,7 +577,8 @@ pub fn simulate_explaining(
                 src: spec.src,
                 dst: spec.dst,
                 size: spec.size,
-                start: spec.start,
+                // A waiting flow started when released (never: at the bound it had, and unfinished).
+                start: sim.flow_start(id).unwrap_or(spec.start),
                 finish,
                 ideal: ideal[i],
                 incast: spec.incast,
@@ -576,6 +604,9 @@ pub fn simulate_explaining(
         }
     }
     summary.occupancy = Some(occupancy.report());
+    if let Some(c) = &collectives {
+        summary.collectives = c.reports(&records);
+    }
     let duration = end.saturating_sub(first).max(Time::from_ps(1));
     let mut links = LinkUtilization::new();
     let mut sets = vec![

@@ -11,6 +11,7 @@ impl Fabric {
         routes: Routes,
         flows: Arc<[Flow]>,
         params: SimParams,
+        deps: Option<FlowDeps>,
         own: Ownership,
     ) -> Result<Fabric, String> {
         Fabric::check(&topo, &params)?;
@@ -52,8 +53,10 @@ impl Fabric {
             .max()
             .unwrap_or(Time::ZERO)
             + Time::from_us(1);
+        let waiting = deps.map(|d| Box::new(Waiting::new(d, &own)));
         let local_flows = (0..flows.len() as u32)
             .filter(|&i| own.node_shard[flows[i as usize].spec.src.idx()] == own.me)
+            .filter(|&i| !waiting.as_ref().is_some_and(|w| w.waits(i)))
             .collect();
         let flow_state = vec![
             FlowState {
@@ -84,6 +87,8 @@ impl Fabric {
             flow_state,
             local_flows,
             next_arrival: 0,
+            flows_started: 0,
+            waiting,
             outbox: (0..own.shards).map(|_| Mail::default()).collect(),
             active: Slots::default(),
             connections: persistent.then(ConnectionPool::default),

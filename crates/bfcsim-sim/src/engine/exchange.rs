@@ -44,6 +44,8 @@ pub(crate) struct Mail {
     pub(super) hops: Vec<IntHop>,
     pub(super) words: Vec<u64>,
     pub(super) stamps: Vec<PacketStamps>,
+    /// Notices for flows waiting at the shard's hosts ([`super::waiting`]).
+    pub(super) notices: Vec<Notice>,
 }
 
 impl Mail {
@@ -55,11 +57,26 @@ impl Mail {
         take_all(&mut from.hops, &mut self.hops);
         take_all(&mut from.words, &mut self.words);
         take_all(&mut from.stamps, &mut self.stamps);
+        take_all(&mut from.notices, &mut self.notices);
     }
 
     /// The parcels, in the order they were posted.
     pub(crate) fn parcels(&self) -> &[Parcel] {
         &self.parcels
+    }
+
+    /// How many parcels and notices it carries.
+    pub(crate) fn len(&self) -> usize {
+        self.parcels.len() + self.notices.len()
+    }
+
+    /// When the first of its parcels and notices is due, `Time::MAX` for none.
+    pub(crate) fn earliest(&self) -> Time {
+        let parcels = self.parcels.iter().map(Parcel::arrive);
+        parcels
+            .chain(self.notices.iter().map(|n| n.at))
+            .min()
+            .unwrap_or(Time::MAX)
     }
 }
 
@@ -94,7 +111,11 @@ impl Fabric {
             hops,
             words,
             stamps,
+            notices,
         } = mail;
+        if !notices.is_empty() {
+            self.accept_notices(notices);
+        }
         let (mut counts, mut hops, mut words) = (counts.iter(), &hops[..], &words[..]);
         let mut stamps = stamps.iter();
         // The number of a parcel's bitmap words or of its stack's pushed hops.

@@ -34,6 +34,7 @@ mod registry;
 mod rto;
 mod scheme_timer;
 mod switch;
+mod waiting;
 mod wire;
 
 pub use explain::HopRecord;
@@ -68,8 +69,8 @@ use rand::RngExt;
 use crate::config::{Connections, NicConfig, NicScheduler, Scheduler, SwitchConfig};
 use crate::timers::TimerQueue;
 use connections::{Connection, ConnectionPool};
+pub(crate) use exchange::Mail;
 use exchange::*;
-pub(crate) use exchange::{Mail, Parcel};
 use explain::Explain;
 use flows::*;
 use nic::*;
@@ -77,6 +78,8 @@ pub(crate) use registry::{AnyScheme, RunScheme};
 pub use registry::{FlowControl, SchemeEntry};
 use scheme_timer::{TimerBatches, TokenTimers};
 use switch::*;
+pub use waiting::{FlowDeps, Notify};
+use waiting::{Notice, Waiting};
 use wire::*;
 
 /// Everything a run needs besides the topology and the flows.
@@ -102,6 +105,9 @@ enum Event {
     Deliver(PortId),
     /// The next flow of the sorted flow list starts.
     Arrival,
+    /// Notices and starts of waiting flows are due ([`waiting`]). Encoded as an `Arrival` of port 1, leaving
+    /// every other event's bits as they were.
+    Released,
     /// The earliest retransmission timer is due.
     Timer,
     /// A timer the running scheme armed on a port (a switch port or a host's NIC port) is due; schemes keep
@@ -136,6 +142,7 @@ impl EventBits for Event {
             Event::TxDone(p) => p.0,
             Event::Deliver(p) => 1 << PORT_BITS | p.0,
             Event::Arrival => 2 << PORT_BITS,
+            Event::Released => 2 << PORT_BITS | 1,
             Event::Timer => 3 << PORT_BITS,
             Event::SchemeTimer(p) => 4 << PORT_BITS | p.0,
             Event::SchemeTick => 4 << PORT_BITS | TICK_PORT,
@@ -151,6 +158,7 @@ impl EventBits for Event {
         match bits >> PORT_BITS {
             0 => Event::TxDone(port),
             1 => Event::Deliver(port),
+            2 if port.0 == 1 => Event::Released,
             2 => Event::Arrival,
             3 => Event::Timer,
             4 if port.0 == TICK_PORT => Event::SchemeTick,
@@ -281,6 +289,10 @@ pub struct Fabric {
     /// The flows whose source this shard owns, by start time.
     local_flows: Vec<u32>,
     next_arrival: usize,
+    /// Flows started so far (from the sorted list and released waiting flows).
+    flows_started: usize,
+    /// The flows that wait for others, when the workload has any ([`waiting`]).
+    waiting: Option<Box<Waiting>>,
     /// Packets for other shards since the last exchange, by destination shard.
     outbox: Vec<Mail>,
     active: Slots<Active>,
@@ -363,9 +375,10 @@ impl Shard {
         routes: Routes,
         flows: Arc<[Flow]>,
         params: SimParams,
+        deps: Option<FlowDeps>,
         own: Ownership,
     ) -> Result<Shard, String> {
-        let mut fab = Fabric::new(topo, routes, flows, params, own)?;
+        let mut fab = Fabric::new(topo, routes, flows, params, deps, own)?;
         let scheme = AnyScheme::new(&fab.params.flow_control.clone(), &mut fab)?;
         fab.start();
         Ok(Shard { fab, scheme })
@@ -468,6 +481,7 @@ impl Fabric {
                 }
                 Event::Deliver(p) => self.deliver(side, p),
                 Event::Arrival => self.arrival(side),
+                Event::Released => self.release(side),
                 Event::Timer => self.fire_timers(side),
                 Event::SchemeTimer(p) => self.fire_scheme_timer(side, p),
                 Event::SchemeTick => self.fire_timer_batch(side),

@@ -27,6 +27,13 @@ impl Fabric {
             self.events
                 .push(self.flows[next as usize].spec.start, Event::Arrival);
         }
+        self.start_flow(side, id);
+    }
+
+    /// Flow `id`'s sender starts now: the flow's next arrival from the sorted list, or a waiting flow
+    /// released ([`super::waiting`]).
+    pub(super) fn start_flow<S: Scheme>(&mut self, side: &mut S, id: FlowId) {
+        self.flows_started += 1;
         let info = &self.flows[id.idx()];
         let (src_host, dst_host) = (info.src_host, info.dst_host);
         let sender = Sender::new(
@@ -310,5 +317,6 @@ impl Fabric {
         state.slot = NO_SLOT;
         state.finish = self.now;
         self.flows_done += 1;
+        self.completed(id, bfcsim_core::Done::Acked, h);
     }
 }

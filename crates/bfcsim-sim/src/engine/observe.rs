@@ -42,6 +42,19 @@ impl Fabric {
         self.flows_done
     }
 
+    /// Flows this shard started so far.
+    pub fn flows_started(&self) -> usize {
+        self.flows_started
+    }
+
+    /// When flow `id` (whose source this shard owns) started; `None` for a waiting flow not yet released.
+    pub fn flow_start(&self, id: FlowId) -> Option<Time> {
+        match &self.waiting {
+            Some(w) if w.waits(id.0) => w.started(id),
+            _ => Some(self.flows[id.idx()].spec.start),
+        }
+    }
+
     /// Number of flows in the run.
     pub fn flow_count(&self) -> usize {
         self.flows.len()

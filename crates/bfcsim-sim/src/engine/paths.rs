@@ -30,7 +30,7 @@ fn walk(
 impl Fabric {
     /// The ports a packet with 5-tuple hash `hash` crosses from host index `src` to host index `dst` under
     /// flow-level ECMP, written into `path` (cleared first).
-    fn path_by_hash(&self, src: u32, dst: u32, hash: u64, path: &mut Vec<PortId>) {
+    pub(super) fn path_by_hash(&self, src: u32, dst: u32, hash: u64, path: &mut Vec<PortId>) {
         path.clear();
         let seed_of = |n: NodeId| match self.switch_of_node[n.idx()] {
             u32::MAX => None,

@@ -118,6 +118,7 @@ impl Fabric {
         if receiver.rcv_nxt() == size {
             self.flow_state[p.flow.idx()].recv_slot = RECEIVED;
             self.inbound.release(slot as u32);
+            self.completed(p.flow, bfcsim_core::Done::Received, h);
         }
         match reply {
             Reply::Nothing => {}

@@ -85,6 +85,7 @@ fn spec(load: f64, arrivals: ArrivalKind, duration: Time) -> WorkloadSpec {
         incast: vec![],
         group: vec![],
         long_lived: vec![],
+        collective: vec![],
     }
 }
 
