@@ -20,7 +20,7 @@ runs="${1:-1000000}"
 small_runs="${2:-100000}"
 shift $(($# < 2 ? $# : 2))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(hpcc_topology flow_file cdf experiment sweep compare small_run)
+[ ${#targets[@]} -eq 0 ] && targets=(hpcc_topology flow_file connection_matrix cdf experiment sweep compare small_run)
 export RUSTC_BOOTSTRAP=1
 [ "${NO_BUILD:-0}" = 1 ] || cargo fuzz build --sanitizer "${SANITIZER:-none}" || exit 1
 bin="target/$(rustc -vV | sed -n 's/^host: //p')/release"

@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 corpus="$root/fuzz/corpus"
 ref="$root/data/reference/ns3-perf-k8"
-mkdir -p "$corpus"/{hpcc_topology,flow_file,cdf,experiment,sweep,compare,small_run}
+mkdir -p "$corpus"/{hpcc_topology,flow_file,connection_matrix,cdf,experiment,sweep,compare,small_run}
 
 cp "$ref/topology.txt" "$corpus/hpcc_topology/ns3-perf-k8-topology.txt"
 printf '4 2 4\n2 3\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 0.001ms 0\n2 3 40Gbps 1us 0\n2 3 40Gbps 1us 0\n' \
@@ -16,6 +16,13 @@ printf '4 2 4\n2 3\n0 2 100Gbps 1000ns 0\n1 3 100Gbps 0.001ms 0\n2 3 40Gbps 1us 
 { printf '\xd0\x80'; { echo 200; sed -n '2,201p' "$ref/flow.txt"; }; } > "$corpus/flow_file/ns3-perf-k8-flow.bin"
 { printf '\x06\x04'; printf '3\n0 0 1 3 100 1000 2.0\n1 2 3 3 200 20000 2.000002612\n2 1 0 0 100 1 2.000003\n'; } \
     > "$corpus/flow_file/seven-columns.bin"
+
+# Connection matrices: a small barrier here; fuzz/corpus/connection_matrix/htsim-*.bin are matrices of 8 hosts
+# that csg-htsim's connection_matrices/gen_allreduce.py, gen_serial_alltoall.py and gen_allreduce_butterfly.py
+# wrote (kept in the corpus: this script cannot make them without htsim).
+{ printf '\x04'; printf 'Connections 3\nTriggers 1\n0->1 id 1 start 0 size 10 recv_done_trigger 1\n'
+  printf '2->1 id 2 start 5 size 10 recv_done_trigger 1\n1->3 id 3 trigger 1 size 10\ntrigger id 1 barrier count 2\n'; } \
+    > "$corpus/connection_matrix/barrier.bin"
 
 # CDFs: every shipped file with default options, and BFC's with its min_size rule (flag bit 3).
 for f in "$root"/crates/bfcsim-workload/data/*.txt; do

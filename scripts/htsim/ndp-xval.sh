@@ -8,6 +8,11 @@
 # Environment (all optional):
 #   DURATION_US=2000 LOAD=0.5 SEED=1   trace: arrivals window, load on the host links, seed (trace and both sims)
 #   TRACE_DIR=DIR      use DIR/{trace.txt,flow.txt,htsim.cm} (from gen-trace.sh) instead of generating one
+#   CM=FILE            run this connection matrix instead, triggers included (htsim's own generators write them:
+#                      csg-htsim's sim/datacenter/connection_matrices/gen_allreduce.py, gen_serial_alltoall.py);
+#                      bfcsim reads the same file ([flows] file, its triggers as dependencies, notices at once as
+#                      htsim fires them), and a second table gives each collective's completion time: its flows
+#                      grouped by the hosts they connect, from the first start to the last finish
 #   OUT=DIR            run directory (default target/ndp-xval/load<LOAD>-<DURATION_US>us-seed<SEED>)
 #   HTSIM=PATH         (required) an htsim_ndp binary built from Broadcom/csg-htsim (the comparison in
 #                      docs/FIDELITY.md used commit 841d9e7be46bb968eece766aa4b6c044c7799f67); this repository
@@ -43,7 +48,15 @@ fi
 [[ -x "$HTSIM" && -x "$BFCSIM" ]] || { log "missing binary: HTSIM=$HTSIM BFCSIM=$BFCSIM"; exit 1; }
 
 # --- trace --------------------------------------------------------------------------------------------------
-if [[ -n "${TRACE_DIR:-}" ]]; then
+if [[ -n "${CM:-}" ]]; then
+    cp "$CM" "$OUT/htsim.cm"
+    # trace.txt (id src dst size start_ns) in bfcsim's order: by start time, file order among equal starts (a
+    # triggered flow's start is 0 there, a lower bound); the start in a connection matrix is in picoseconds.
+    awk '$1 ~ /->/ { split($1, h, "->"); size = 0; start = 0
+            for (i = 2; i < NF; i++) { if ($i == "size") size = $(i + 1); if ($i == "start") start = $(i + 1) / 1000 }
+            print ++n, h[1], h[2], size, start, ($0 ~ / trigger /) ? 1 : 0 }' "$OUT/htsim.cm" \
+        | sort -s -n -k5,5 | awk '{ print NR, $2, $3, $4, $5, $6, $1 }' > "$OUT/trace.txt"
+elif [[ -n "${TRACE_DIR:-}" ]]; then
     for f in trace.txt flow.txt htsim.cm; do cp "$TRACE_DIR/$f" "$OUT/$f"; done
 elif [[ ! -s "$OUT/trace.txt" || -n "${RERUN:-}" ]]; then
     "$HERE/gen-trace.sh" "$CDF" "$OUT" "$HOSTS" "$LOAD" "$DURATION_US" "$SEED" "$LINK_GBPS"
@@ -65,7 +78,7 @@ k = 8
 name = "ndp"
 
 [flows]
-file = "flow.txt"
+file = "$([[ -n "${CM:-}" ]] && echo htsim.cm || echo flow.txt)"
 
 [run]
 max_time = "${END_US}us"
@@ -121,25 +134,51 @@ if [[ ! -s "$OUT/htsim.fin" || -n "${RERUN:-}" ]]; then
     rm -f "$OUT/htsim.logfile" "$OUT/idmap.txt"
 fi
 
+# --- htsim's start of each triggered flow (CM): its trigger fires when the needed-th of the flows activating it
+# finishes at its sender (send_done_trigger; htsim prints no receiver's finish, so recv_done_trigger leaves it
+# unknown), and htsim starts the flow at once -------------------------------------------------------------------
+: > "$OUT/htsim.start"
+if [[ -n "${CM:-}" ]]; then
+    awk 'FILENAME == ARGV[1] { fin[$1] = $2 * 1000; next }
+         $1 ~ /->/ { n++; for (i = 2; i < NF; i++) {
+                         if ($i == "trigger") waits[n] = $(i + 1)
+                         if ($i == "send_done_trigger") acts[$(i + 1)] = acts[$(i + 1)] " " n
+                         if ($i == "recv_done_trigger") unknown[$(i + 1)] = 1 } }
+         $1 == "trigger" { for (i = 2; i <= NF; i++) { if ($i == "id") id = $(i + 1); if ($i == "count") c = $(i + 1) }
+                           need[id] = ($0 ~ /barrier/) ? c : 1 }
+         END { for (f in waits) { t = waits[f]; if (unknown[t]) continue
+                   m = split(acts[t], a, " "); k = 0
+                   for (i = 1; i <= m; i++) if (a[i] in fin) v[++k] = fin[a[i]]
+                   if (k < need[t]) continue
+                   for (i = 2; i <= k; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+                   print f, v[need[t]] } }' "$OUT/htsim.fin" "$OUT/htsim.cm" > "$OUT/htsim.start"
+fi
+
 # --- join: id size fct_htsim_ns fct_bfcsim_ns ("-" = unfinished) -------------------------------------------
 awk -F'[ ,]' '
-    FILENAME == ARGV[1] { src[$1] = $2; dst[$1] = $3; size[$1] = $4; start[$1] = $5; n++; next }
+    FILENAME == ARGV[1] { src[$1] = $2; dst[$1] = $3; size[$1] = $4; start[$1] = $5; trig[$1] = $6 + 0
+                          hid[$1] = (NF >= 7) ? $7 : $1; n++; next }
     FILENAME == ARGV[2] { hfin[$1] = $2; next }
-    FNR > 1 {                                   # bfcsim fct.csv: ids are 0-based in file order
+    FILENAME == ARGV[3] { hstart[$1] = $2; next }
+    FNR > 1 {                                   # bfcsim fct.csv: ids are 0-based in the trace order
         id = $1 + 1
-        if (!(id in size) || $2 != src[id] || $3 != dst[id] || $4 != size[id] || $5 + 0 != start[id] + 0) {
+        if (!(id in size) || $2 != src[id] || $3 != dst[id] || $4 != size[id] || !trig[id] && $5 + 0 != start[id] + 0) {
             print "ndp-xval: fct.csv row " FNR " does not match trace flow " id > "/dev/stderr"; bad = 1; exit 1
         }
         bfct[id] = ($7 == "") ? "-" : $7
+        bstart[id] = $5; bfin[id] = ($6 == "") ? "-" : $6
     }
     END {
         if (bad) exit 1
+        # A triggered flow'"'"'s FCT counts from when its trigger fired ("-" where that is unknown).
         for (id = 1; id <= n; id++) {
-            h = (id in hfin) ? sprintf("%.3f", hfin[id] * 1000 - start[id]) : "-"
+            s0 = trig[id] ? ((hid[id] in hstart) ? hstart[hid[id]] : "-") : start[id]
+            h = (hid[id] in hfin && s0 != "-") ? sprintf("%.3f", hfin[hid[id]] * 1000 - s0) : "-"
             b = (id in bfct) ? bfct[id] : "-"
-            print id, src[id], dst[id], size[id], h, b
+            hf = (hid[id] in hfin) ? sprintf("%.3f", hfin[hid[id]] * 1000) : "-"
+            print id, src[id], dst[id], size[id], h, b, start[id], hf, (id in bfin) ? bfin[id] : "-"
         }
-    }' "$OUT/trace.txt" "$OUT/htsim.fin" "$OUT/bfcsim/fct.csv" > "$OUT/joined.txt"
+    }' "$OUT/trace.txt" "$OUT/htsim.fin" "$OUT/htsim.start" "$OUT/bfcsim/fct.csv" > "$OUT/joined.txt"
 
 # --- table --------------------------------------------------------------------------------------------------
 table() {
@@ -182,6 +221,32 @@ END {
 }' "$OUT/joined.txt"
 }
 table | tee "$OUT/table.txt"
+# --- collectives (CM): flows grouped by the hosts they connect, each group's completion time ------------------
+if [[ -n "${CM:-}" ]]; then
+awk '
+function find(x) { while (parent[x] != x) x = parent[x] = parent[parent[x]]; return x }
+function join(a, b) { a = find(a); b = find(b); if (a != b) parent[a] = b }
+{ for (i = 2; i <= 3; i++) if (!($i in parent)) parent[$i] = $i; join($2, $3); row[NR] = $0 }
+END {
+    for (r = 1; r <= NR; r++) {
+        split(row[r], f, " "); g = find(f[2])
+        if (!(g in first)) { first[g] = f[7]; order[++groups] = g }
+        if (f[7] + 0 < first[g] + 0) first[g] = f[7]
+        flows[g]++; hosts[g] = hosts[g] " " f[2]
+        if (f[8] == "-") hu[g]++; else if (f[8] + 0 > hl[g] + 0) hl[g] = f[8]
+        if (f[9] == "-") bu[g]++; else if (f[9] + 0 > bl[g] + 0) bl[g] = f[9]
+    }
+    printf "%-6s %6s %6s | %12s %12s | %7s\n", "group", "flows", "hosts", "htsim CCT", "bfcsim CCT", "b/h"
+    for (k = 1; k <= groups; k++) {
+        g = order[k]; nh = split(hosts[g], hs, " "); delete seen; m = 0
+        for (i = 1; i <= nh; i++) if (!(hs[i] in seen)) { seen[hs[i]] = 1; m++ }
+        h = hu[g] ? "-" : (hl[g] - first[g]) / 1000; b = bu[g] ? "-" : (bl[g] - first[g]) / 1000
+        printf "%-6d %6d %6d | %12s %12s | %7s\n", k, flows[g], m, (h == "-") ? h : sprintf("%.2f", h),
+            (b == "-") ? b : sprintf("%.2f", b), (h == "-" || b == "-") ? "-" : sprintf("%.3f", b / h)
+    }
+    print "CCT in us: the group'"'"'s first start to its last flow'"'"'s finish (sender gets the last ACK); - : unfinished"
+}' "$OUT/joined.txt" | tee -a "$OUT/table.txt"
+fi
 {
     # htsim prints `Total RTOs: N` at every retransmission timeout (NdpSrc::retransmit_packet)
     echo "htsim:  $(grep -E '^New: ' "$OUT/htsim.stdout" || true), RTO retransmissions: $(grep -c '^Total RTOs' "$OUT/htsim.stdout" || true)"

@@ -33,6 +33,7 @@ pub mod endpoints;
 mod error;
 pub mod flowfile;
 pub mod generate;
+pub mod htsim_cm;
 pub mod load;
 pub mod spec;
 
@@ -46,6 +47,7 @@ pub use endpoints::Endpoints;
 pub use error::WorkloadError;
 pub use flowfile::{FlowFile, load_flow_file, parse_flow_file};
 pub use generate::{HostSet, LoadBasis, Plan, generate, generate_at_most, long_lived, plan};
+pub use htsim_cm::{ConnectionMatrix, load_connection_matrix, parse_connection_matrix};
 pub use load::{Framing, LoadTarget};
 pub use spec::{
     ArrivalKind, GroupSpec, IncastArrival, IncastSpec, LoadCounts, LongLivedSpec, Senders,

@@ -8,7 +8,7 @@ use bfcsim_core::{Dependencies, Edge, FlowId, FlowSpec};
 use bfcsim_metrics::{CollectiveInfo, CollectiveReport, FlowRecord, StepOf};
 use bfcsim_net::Topology;
 use bfcsim_sim::{FlowDeps, Notify};
-use bfcsim_workload::{CollectiveFlows, CollectiveSpec, collectives};
+use bfcsim_workload::{CollectiveFlows, CollectiveSpec, ConnectionMatrix, collectives};
 
 /// The collectives of a run, over its flow ids.
 #[derive(Clone, Debug)]
@@ -111,6 +111,27 @@ pub fn join(c: &CollectiveFlows, infos: Vec<CollectiveInfo>, origins: &[Origin])
         steps,
         infos,
     }
+}
+
+/// The flows of an htsim connection matrix sorted by start time, and their triggers over the sorted ids
+/// (`None` when nothing waits).
+pub fn triggered(m: ConnectionMatrix, notify: Notify) -> (Vec<FlowSpec>, Option<Collectives>) {
+    let mut order: Vec<u32> = (0..m.flows.len() as u32).collect();
+    order.sort_by_key(|&i| m.flows[i as usize].start);
+    let mut new_of_old = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_of_old[old as usize] = new as u32;
+    }
+    let flows = order.iter().map(|&i| m.flows[i as usize]).collect();
+    let c = (m.deps.waiting() > 0).then(|| Collectives {
+        deps: FlowDeps {
+            graph: Arc::new(m.deps.renumbered(&new_of_old)),
+            notify,
+        },
+        steps: vec![None; order.len()],
+        infos: Vec::new(),
+    });
+    (flows, c)
 }
 
 /// `tagged` flows with the collectives' appended, sorted by start time (stably: generation order among equal

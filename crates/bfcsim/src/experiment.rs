@@ -306,12 +306,60 @@ impl TopologyConfig {
     }
 }
 
-/// Flows read from an HPCC `flow.txt`.
+/// Flows read from a file: HPCC's `flow.txt`, or an htsim connection matrix with its triggers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsConfig {
     /// Path, relative to the experiment file.
     pub file: PathBuf,
+    /// The file's format; absent: `htsim` for a name ending in `.cm`, else `hpcc`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<FlowFormat>,
+    /// How a trigger's completion reaches a flow on another host (htsim format): `instant`, as htsim starts
+    /// triggered flows (the run then takes one thread; the default), or `path`, after the propagation delay of
+    /// the path between the two hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify: Option<NotifyConfig>,
+}
+
+/// A flow file's format ([`FlowsConfig::format`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowFormat {
+    /// HPCC's `flow.txt` (`bfcsim_workload::flowfile`).
+    Hpcc,
+    /// htsim's connection matrix (`bfcsim_workload::htsim_cm`).
+    Htsim,
+}
+
+/// How dependency notices travel between hosts ([`bfcsim_sim::Notify`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifyConfig {
+    /// At once.
+    Instant,
+    /// After the path's propagation delay.
+    Path,
+}
+
+impl FlowsConfig {
+    /// A file in HPCC's format or named by its extension.
+    pub fn new(file: PathBuf) -> FlowsConfig {
+        FlowsConfig {
+            file,
+            format: None,
+            notify: None,
+        }
+    }
+
+    /// The file's format, as set or from its extension.
+    pub fn format(&self) -> FlowFormat {
+        self.format
+            .unwrap_or(match self.file.extension().and_then(|e| e.to_str()) {
+                Some("cm") => FlowFormat::Htsim,
+                _ => FlowFormat::Hpcc,
+            })
+    }
 }
 
 /// Run control.

@@ -21,6 +21,7 @@ pub type Target = fn(&[u8]);
 pub const TARGETS: &[(&str, Target)] = &[
     ("hpcc_topology", hpcc_topology),
     ("flow_file", flow_file),
+    ("connection_matrix", connection_matrix),
     ("cdf", cdf),
     ("experiment", experiment),
     ("sweep", sweep),
@@ -44,6 +45,21 @@ pub fn flow_file(data: &[u8]) {
     let is_host: Vec<bool> = (0..nodes).map(|n| n < hosts).collect();
     let text = String::from_utf8_lossy(data.get(2..).unwrap_or_default());
     let _ = bfcsim_workload::parse_flow_file(&text, "flow.txt", &is_host);
+}
+
+/// htsim's connection matrix with triggers: byte 0 is the topology's host count; the rest is the file. An
+/// accepted matrix's dependency graph is renumbered into start order, as a run does.
+pub fn connection_matrix(data: &[u8]) {
+    let hosts: Vec<bfcsim_core::NodeId> = (0..u32::from(data.first().copied().unwrap_or(0)))
+        .map(bfcsim_core::NodeId)
+        .collect();
+    let text = String::from_utf8_lossy(data.get(1..).unwrap_or_default());
+    if let Ok(m) = bfcsim_workload::parse_connection_matrix(&text, "m.cm", &hosts) {
+        let (flows, deps) = crate::collectives::triggered(m, bfcsim_sim::Notify::Instant);
+        if let Some(c) = deps {
+            assert_eq!(c.deps.graph.len(), flows.len());
+        }
+    }
 }
 
 /// A CDF file: byte 0 picks the options (bits 0-2 the format, 3 BFC's `min_size` of 100 B, 4 Homa's Pareto

@@ -419,7 +419,7 @@ fn real_main() -> Result<ExitCode, String> {
             let mut config = bfcsim::experiment::replay_config(&scheme, &set)?;
             config.seed = seed;
             config.topology = TopologyConfig::Hpcc(HpccTopology { file: topology });
-            config.flows = Some(FlowsConfig { file: flows });
+            config.flows = Some(FlowsConfig::new(flows));
             // Paths on the command line are the user's, relative to the working directory, as written.
             let code = execute(
                 &mut config,

@@ -18,13 +18,14 @@ use bfcsim_net::routing::Routes;
 use bfcsim_net::topology::NodeKind;
 use bfcsim_net::{LinkSet, Topology};
 use bfcsim_schemes::fabric::PauseRecord;
-use bfcsim_sim::{Counters, FlowControl, Sim, SimParams};
+use bfcsim_sim::{Counters, FlowControl, Notify, Sim, SimParams};
 use bfcsim_workload::{
-    Framing, HostSet, LoadCounts, WorkloadError, generate_at_most, load_flow_file, long_lived, plan,
+    Framing, HostSet, LoadCounts, WorkloadError, generate_at_most, load_connection_matrix,
+    load_flow_file, long_lived, plan,
 };
 
 use crate::collectives::{Collectives, Origin};
-use crate::experiment::ExperimentConfig;
+use crate::experiment::{ExperimentConfig, FlowFormat, NotifyConfig};
 use crate::limits::Demand;
 use crate::load::{Pattern, load_basis};
 
@@ -69,6 +70,23 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
     let routes =
         Routes::new(&topology).map_err(|e| format!("{}: {e}", config.topology.source(base)))?;
     let mut prepared = match &config.flows {
+        Some(f) if f.format() == FlowFormat::Htsim => {
+            let m = load_connection_matrix(base.join(&f.file), &topology.hosts)
+                .map_err(|e| e.to_string())?;
+            let notify = match f.notify {
+                Some(NotifyConfig::Path) => Notify::Path,
+                Some(NotifyConfig::Instant) | None => Notify::Instant,
+            };
+            let (flows, collectives) = crate::collectives::triggered(m, notify);
+            Prepared {
+                topology,
+                routes,
+                flows,
+                long_lived: Vec::new(),
+                plan: None,
+                collectives,
+            }
+        }
         Some(f) => {
             let is_host: Vec<bool> = (0..topology.nodes.len())
                 .map(|n| topology.is_host(bfcsim_core::NodeId::from_idx(n)))

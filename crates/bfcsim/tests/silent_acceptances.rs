@@ -49,7 +49,7 @@ fn an_empty_workload_says_that_nothing_is_offered() {
     assert!(run.success(), "{}", run.stderr);
     assert!(
         run.stderr.contains(
-            "offered: nothing (workload.load = 0, and no incast, group or long-lived flows)"
+            "offered: nothing (workload.load = 0, and no incast, group, long-lived or collective flows)"
         ),
         "{}",
         run.stderr
