@@ -92,28 +92,24 @@ impl Fabric {
         let Some(w) = self.waiting.as_deref() else {
             return;
         };
-        let graph = w.deps.graph.clone();
-        let targets = graph.dependants(id, on);
-        if targets.is_empty() {
-            return;
-        }
+        let (graph, node_shard, me, notify) = (
+            w.deps.graph.clone(),
+            w.node_shard.clone(),
+            w.me,
+            w.deps.notify,
+        );
         let mut path = Vec::new();
-        for &t in targets {
+        for &t in graph.dependants(id, on) {
             let f = &self.flows[t as usize];
-            let at = match (
-                f.src_host == h,
-                self.waiting.as_ref().expect("waiting").deps.notify,
-            ) {
-                (true, _) | (false, Notify::Instant) => self.now,
-                (false, Notify::Path) => {
-                    self.path_by_hash(h, f.src_host, 0, &mut path);
-                    path.iter()
-                        .fold(self.now, |t, p| t + self.wires[p.idx()].delay)
-                }
+            let (src_host, shard) = (f.src_host, node_shard[f.spec.src.idx()]);
+            let at = if src_host == h || notify == Notify::Instant {
+                self.now
+            } else {
+                self.path_by_hash(h, src_host, 0, &mut path);
+                path.iter()
+                    .fold(self.now, |t, p| t + self.wires[p.idx()].delay)
             };
-            let w = self.waiting.as_ref().expect("waiting");
-            let shard = w.node_shard[f.spec.src.idx()];
-            if shard == w.me {
+            if shard == me {
                 self.push_due(at, NOTICE, t);
             } else {
                 self.outbox[shard as usize]
