@@ -87,8 +87,18 @@ pub(crate) struct Notice {
 }
 
 impl Fabric {
-    /// Flow `id` completed (`on`) at host `h` now: sends a notice to every flow waiting for that.
+    /// Flow `id` completed (`on`) at host `h` now: sends a notice to every flow waiting for that. Inlined to
+    /// its test, so that a run of independent flows pays one predicted branch a completion.
+    #[inline(always)]
     pub(super) fn completed(&mut self, id: FlowId, on: Done, h: u32) {
+        if self.waiting.is_some() {
+            self.notify_dependants(id, on, h);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn notify_dependants(&mut self, id: FlowId, on: Done, h: u32) {
         let Some(w) = self.waiting.as_deref() else {
             return;
         };
