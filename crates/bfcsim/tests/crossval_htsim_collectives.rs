@@ -6,19 +6,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::Path;
 
 use bfcsim_core::{Done, FlowId, NodeId};
-use common::{TempDir, bfcsim_ok, s, workspace_root};
-
-fn gunzip(path: &Path) -> String {
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
-    text
-}
+use common::{TempDir, bfcsim_ok, gunzip, s, workspace_root};
 
 /// Nearest-rank percentile of sorted `v`.
 fn pct(v: &[f64], p: f64) -> f64 {

@@ -133,3 +133,15 @@ pub fn run_experiment(
     assert!(outcome.violations.is_empty(), "{:?}", outcome.violations);
     outcome
 }
+
+/// The text of a gzip-compressed file (the committed reference outputs).
+pub fn gunzip(path: &Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .read_to_string(&mut text)
+    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text
+}
