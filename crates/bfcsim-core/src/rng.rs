@@ -29,6 +29,8 @@ pub enum Stream {
     Telemetry(u32),
     /// A flow's congestion controller (PINT's sampling of ACKs), by flow id.
     Controller(u32),
+    /// A port's random loss on its link (fabric events), by port id.
+    Fault(u32),
 }
 
 impl Stream {
@@ -41,6 +43,7 @@ impl Stream {
             Stream::Other(i) => (5, i),
             Stream::Telemetry(i) => (6, i),
             Stream::Controller(i) => (7, i),
+            Stream::Fault(i) => (8, i),
         };
         (tag << 32) | id as u64
     }

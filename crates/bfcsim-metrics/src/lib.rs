@@ -25,6 +25,7 @@ pub mod budget;
 pub mod collective;
 pub mod compare;
 pub mod drops;
+pub mod fabric_events;
 pub mod hop;
 pub mod ideal;
 pub mod occupancy;
@@ -41,6 +42,7 @@ pub use buckets::BucketScheme;
 pub use budget::{BudgetConfig, BudgetReport, PeakRate, SwitchBudget, SwitchUsage};
 pub use collective::{CollectiveInfo, CollectiveReport, StepOf};
 pub use drops::DropCounts;
+pub use fabric_events::FabricEventReport;
 pub use hop::{
     ActiveFlowsReport, DelayReport, FlowControlReport, NodePausedReport, QueuePausedReport,
 };

@@ -341,6 +341,9 @@ pub fn render_table(summary: &Summary) -> String {
     for c in &summary.collectives {
         out.push_str(&c.text());
     }
+    for e in &summary.fabric_events {
+        out.push_str(&e.text());
+    }
     for l in &summary.long_lived {
         let _ = writeln!(
             out,

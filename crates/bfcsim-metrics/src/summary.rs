@@ -148,6 +148,9 @@ pub struct Summary {
     /// Each collective's completion times ([`crate::collective`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub collectives: Vec<CollectiveReport>,
+    /// What each fabric event (`[[events]]`) cost ([`crate::fabric_events`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fabric_events: Vec<crate::FabricEventReport>,
 }
 
 /// A flow reduced to what the statistics need.
@@ -229,6 +232,7 @@ impl Summary {
             duplicate_data: 0,
             switch_port_loss: None,
             collectives: Vec::new(),
+            fabric_events: Vec::new(),
         }
     }
 }

@@ -71,11 +71,16 @@ pub enum DropReason {
     /// An unscheduled (first-RTT) packet found its port's data above Aeolus's selective-drop threshold
     /// (Aeolus; PayDebt §2.3).
     SelectiveDrop,
+    /// On a link that was down while the packet was on it, or sent into it before routing knew
+    /// (`[[events]]`, `bfcsim_sim::faults`).
+    LinkDown,
+    /// To a link's random loss or bit errors (`[[events]]` of kind `loss`).
+    LinkLoss,
 }
 
 impl DropReason {
     /// Every reason.
-    pub const ALL: [DropReason; 7] = [
+    pub const ALL: [DropReason; 9] = [
         DropReason::PoolFull,
         DropReason::DynamicThreshold,
         DropReason::InjectedLoss,
@@ -83,15 +88,21 @@ impl DropReason {
         DropReason::CreditQueueFull,
         DropReason::HeaderQueueFull,
         DropReason::SelectiveDrop,
+        DropReason::LinkDown,
+        DropReason::LinkLoss,
     ];
 
     /// Whether reports list this reason even when nothing was dropped for it: the buffer's reasons are always
-    /// listed, a scheme's own (credits, headers, selective drops) only when it dropped something, so that runs without the
-    /// scheme keep their reports.
+    /// listed, a scheme's own (credits, headers, selective drops) and the fabric's failures only when something
+    /// was dropped for them, so that runs without the scheme or the failures keep their reports.
     pub fn always_reported(self) -> bool {
         !matches!(
             self,
-            DropReason::CreditQueueFull | DropReason::HeaderQueueFull | DropReason::SelectiveDrop
+            DropReason::CreditQueueFull
+                | DropReason::HeaderQueueFull
+                | DropReason::SelectiveDrop
+                | DropReason::LinkDown
+                | DropReason::LinkLoss
         )
     }
 
@@ -105,6 +116,8 @@ impl DropReason {
             DropReason::CreditQueueFull => "credit-queue-full",
             DropReason::HeaderQueueFull => "header-queue-full",
             DropReason::SelectiveDrop => "selective-drop",
+            DropReason::LinkDown => "link-down",
+            DropReason::LinkLoss => "link-loss",
         }
     }
 }

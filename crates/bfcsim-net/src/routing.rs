@@ -27,6 +27,8 @@ pub struct Routes {
     ports: Vec<PortId>,
     /// Hop count from each node to each column's root (`u8::MAX` if unreachable).
     dist: Vec<u8>,
+    /// The ports these routes avoid, sorted ([`Routes::avoiding`]; empty for [`Routes::new`]'s).
+    avoided: Vec<PortId>,
 }
 
 /// A destination host as the tables see it.
@@ -59,8 +61,26 @@ pub enum LoadBalancing {
 impl Routes {
     /// Computes shortest-path next hops towards every host. Fails if some host cannot reach another.
     pub fn new(topo: &Topology) -> Result<Routes, String> {
+        Routes::build(topo, None).map(|(r, _)| r)
+    }
+
+    /// The shortest paths over the ports not marked in `dead` (by port id; a dead port transmits nothing):
+    /// what switches use once they know of a failure. A node left with no live path to a destination keeps
+    /// its next hops of the whole topology (packets sent there are lost on the dead link). Also returns the
+    /// number of ordered host pairs that no live path joins. Fails only if the whole topology does.
+    pub fn avoiding(topo: &Topology, dead: &[bool]) -> Result<(Routes, u64), String> {
+        Routes::build(topo, Some(dead))
+    }
+
+    /// Whether these routes were computed avoiding `port` ([`Routes::avoiding`]).
+    pub fn avoids(&self, port: PortId) -> bool {
+        self.avoided.binary_search(&port).is_ok()
+    }
+
+    fn build(topo: &Topology, dead: Option<&[bool]>) -> Result<(Routes, u64), String> {
         let n_nodes = topo.nodes.len();
         let n_hosts = topo.hosts.len();
+        let live = |p: PortId| dead.is_none_or(|d| !d[p.idx()]);
         // Each column's root: the switch of a host with one link, or the host itself.
         let mut roots: Vec<NodeId> = Vec::new();
         let mut column_of_switch: Vec<u32> = vec![u32::MAX; n_nodes];
@@ -96,41 +116,34 @@ impl Routes {
         let mut dist_all = vec![u8::MAX; n_nodes * n_groups];
         let mut ports = Vec::new();
         let mut interned: Vec<BTreeMap<Vec<PortId>, u32>> = vec![BTreeMap::new(); n_nodes];
+        let mut full = vec![u32::MAX; n_nodes];
         let mut dist = vec![u32::MAX; n_nodes];
-        let mut queue = std::collections::VecDeque::new();
         let mut hops: Vec<PortId> = Vec::new();
+        let mut unreachable = 0u64;
         for (g, &root) in roots.iter().enumerate() {
-            dist.fill(u32::MAX);
-            dist[root.idx()] = 0;
-            queue.push_back(root);
-            while let Some(n) = queue.pop_front() {
-                // Only the root and switches relay: a path never passes through another host.
-                if n != root && topo.nodes[n.idx()].kind == NodeKind::Host {
-                    continue;
-                }
-                for &p in &topo.nodes[n.idx()].ports {
-                    let m = topo.peer_node(p);
-                    if dist[m.idx()] == u32::MAX {
-                        dist[m.idx()] = dist[n.idx()] + 1;
-                        queue.push_back(m);
-                    }
-                }
+            hop_counts(topo, root, |_| true, &mut full);
+            if dead.is_some() {
+                hop_counts(topo, root, live, &mut dist);
+            } else {
+                dist.copy_from_slice(&full);
             }
             for n in 0..n_nodes {
-                if n == root.idx() || dist[n] == u32::MAX {
+                if n == root.idx() || full[n] == u32::MAX {
                     continue;
                 }
-                dist_all[n * n_groups + g] = u8::try_from(dist[n]).unwrap_or(u8::MAX - 2);
+                // Cut off from the root: the whole topology's next hops, into the dead link.
+                let (d, usable): (&[u32], bool) = if dist[n] == u32::MAX {
+                    (&full, false)
+                } else {
+                    (&dist, true)
+                };
+                dist_all[n * n_groups + g] = u8::try_from(d[n]).unwrap_or(u8::MAX - 2);
                 // One buffer for every (node, column): a node has few distinct lists of next hops, so a list
                 // is copied only the first time it is seen.
                 hops.clear();
-                hops.extend(
-                    topo.nodes[n]
-                        .ports
-                        .iter()
-                        .copied()
-                        .filter(|&p| dist[topo.peer_node(p).idx()].wrapping_add(1) == dist[n]),
-                );
+                hops.extend(topo.nodes[n].ports.iter().copied().filter(|&p| {
+                    (!usable || live(p)) && d[topo.peer_node(p).idx()].wrapping_add(1) == d[n]
+                }));
                 let start = match interned[n].get(hops.as_slice()) {
                     Some(&s) => s,
                     None => {
@@ -143,7 +156,7 @@ impl Routes {
                 entries[n * n_groups + g] = (start, hops.len() as u32);
             }
             for &src in &topo.hosts {
-                if src != root && dist[src.idx()] == u32::MAX {
+                if src != root && full[src.idx()] == u32::MAX {
                     let dst = dests
                         .iter()
                         .find(|d| d.column == g as u32)
@@ -154,14 +167,38 @@ impl Routes {
                     ));
                 }
             }
+            if dead.is_some() {
+                // Ordered pairs (s, d), d in this column: none when d's last hop is dead, else those whose s
+                // is cut off from the root.
+                let cut = topo
+                    .hosts
+                    .iter()
+                    .filter(|&&s| s != root && dist[s.idx()] == u32::MAX)
+                    .count() as u64;
+                for d in dests.iter().filter(|d| d.column == g as u32) {
+                    unreachable += if d.switch != NO_SWITCH && !live(d.port) {
+                        n_hosts as u64 - 1
+                    } else {
+                        cut - u64::from(d.host != root && dist[d.host.idx()] == u32::MAX)
+                    };
+                }
+            }
         }
-        Ok(Routes {
+        let avoided = dead.map_or(Vec::new(), |d| {
+            (0..d.len())
+                .filter(|&i| d[i])
+                .map(|i| PortId(i as u32))
+                .collect()
+        });
+        let routes = Routes {
             n_groups,
             dests,
             entries,
             ports,
             dist: dist_all,
-        })
+            avoided,
+        };
+        Ok((routes, unreachable))
     }
 
     /// The equal-cost egress ports at `node` towards host index `dst`.
@@ -227,6 +264,28 @@ impl Routes {
         } else {
             // Beyond the host's switch: one hop more than to the switch, the column's root.
             self.dist[i].saturating_add(u8::from(dest.switch != NO_SWITCH))
+        }
+    }
+}
+
+/// Hop counts to `root` from every node into `dist` (`u32::MAX`: none), over the links whose transmitting port
+/// towards the root is `usable`, by a BFS that only the root and switches relay: a path never passes through
+/// another host.
+fn hop_counts(topo: &Topology, root: NodeId, usable: impl Fn(PortId) -> bool, dist: &mut [u32]) {
+    dist.fill(u32::MAX);
+    dist[root.idx()] = 0;
+    let mut queue = std::collections::VecDeque::from([root]);
+    while let Some(n) = queue.pop_front() {
+        if n != root && topo.nodes[n.idx()].kind == NodeKind::Host {
+            continue;
+        }
+        for &p in &topo.nodes[n.idx()].ports {
+            let m = topo.peer_node(p);
+            // m sends towards n through the far end of p.
+            if dist[m.idx()] == u32::MAX && usable(topo.ports[p.idx()].peer) {
+                dist[m.idx()] = dist[n.idx()] + 1;
+                queue.push_back(m);
+            }
         }
     }
 }

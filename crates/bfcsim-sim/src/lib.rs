@@ -19,6 +19,7 @@
 
 pub mod config;
 mod engine;
+pub mod faults;
 mod partition;
 pub mod sim;
 pub mod timers;

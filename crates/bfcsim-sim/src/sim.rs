@@ -591,6 +591,30 @@ impl Sim {
         all.sort_unstable_by_key(|e| (e.at(), *e));
         Some(all)
     }
+    /// Runs the fabric events of `plan` ([`crate::faults`]), compiled on this run's topology. Call before the
+    /// run starts; changes due before then apply at its start.
+    pub fn with_fabric_events(&mut self, plan: crate::faults::FaultPlan) {
+        let plan = std::sync::Arc::new(plan);
+        self.shards
+            .iter_mut()
+            .for_each(|s| s.install_faults(plan.clone()));
+    }
+
+    /// Per fabric event (by index), over every shard: the packets it lost, and those that joined a down port's
+    /// queue after routing knew ([`Sim::with_fabric_events`]; `None` without events).
+    pub fn fabric_event_counts(&self) -> Option<(Vec<u64>, Vec<u64>)> {
+        let mut total: Option<(Vec<u64>, Vec<u64>)> = None;
+        for s in &self.shards {
+            let Some((drops, queued)) = s.fault_counts() else {
+                continue;
+            };
+            let t = total.get_or_insert_with(|| (vec![0; drops.len()], vec![0; queued.len()]));
+            t.0.iter_mut().zip(drops).for_each(|(a, b)| *a += b);
+            t.1.iter_mut().zip(queued).for_each(|(a, b)| *a += b);
+        }
+        total
+    }
+
     /// Records every hop of `flows`' packets, and every transmission on their senders' links, from now on, and
     /// keeps the log ([`Sim::keep_log`]): for `bfcsim run --explain-flow`. Changes nothing the run does.
     pub fn explain(&mut self, flows: &[FlowId]) {

@@ -87,6 +87,10 @@ pub struct ExperimentConfig {
     /// keys of existing run stores stay.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::trace::TraceConfig>,
+    /// The fabric changing during the run (`[[events]]`, [`crate::events`]). Not serialized when empty, for the
+    /// same reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::events::EventConfig>,
 }
 
 fn default_name() -> String {
@@ -600,6 +604,10 @@ fn validate_sections(c: &ExperimentConfig) -> Result<(), String> {
     c.output.validate()?;
     if let Some(trace) = &c.trace {
         trace.validate()?;
+    }
+    let nodes = c.topology.size().map(|s| s.nodes);
+    for (i, e) in c.events.iter().enumerate() {
+        e.validate(i, nodes)?;
     }
     if c.limits.samples == 0 || c.limits.memory == Some(bfcsim_core::Bytes(0)) {
         return Err("limits.samples and limits.memory must be positive".into());

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod bundle;
 pub mod collectives;
 pub mod digest;
+pub mod events;
 pub mod experiment;
 pub mod explain;
 pub mod figure;

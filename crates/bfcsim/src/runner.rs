@@ -43,6 +43,8 @@ pub struct Prepared {
     pub plan: Option<String>,
     /// The workload's collectives, whose flows wait for each other.
     pub collectives: Option<Collectives>,
+    /// The fabric events' timeline (`[[events]]`), when the experiment has any.
+    pub faults: Option<bfcsim_sim::faults::FaultPlan>,
 }
 
 /// Builds the topology and the flow list of `config`; relative paths resolve against `base`. The run is
@@ -85,6 +87,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
                 long_lived: Vec::new(),
                 plan: None,
                 collectives,
+                faults: None,
             }
         }
         Some(f) => {
@@ -99,6 +102,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
                 long_lived: Vec::new(),
                 plan: None,
                 collectives: None,
+                faults: None,
             }
         }
         None => synthetic(config, base, topology, routes, &fabric)?,
@@ -110,7 +114,35 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
     };
     config.limits.check(&flows)?;
     prepared.flows.shrink_to_fit();
+    prepared.faults = fault_plan(config, &prepared)?;
     Ok(prepared)
+}
+
+/// The timeline of `config`'s `[[events]]` on the prepared fabric.
+fn fault_plan(
+    config: &ExperimentConfig,
+    prepared: &Prepared,
+) -> Result<Option<bfcsim_sim::faults::FaultPlan>, String> {
+    if config.events.is_empty() {
+        return Ok(None);
+    }
+    let end = run_limit(config, &prepared.flows);
+    let mut changes = Vec::new();
+    for (i, e) in config.events.iter().enumerate() {
+        changes.extend(e.changes(i, &prepared.topology, end)?);
+    }
+    bfcsim_sim::faults::FaultPlan::new(&prepared.topology, changes)
+        .map(Some)
+        .map_err(|e| format!("[[events]]: {e}"))
+}
+
+/// When a run of `flows` (sorted by start) stops at the latest: `run.max_time`, or a second after the last start.
+fn run_limit(config: &ExperimentConfig, flows: &[FlowSpec]) -> Time {
+    let last = flows.last().map_or(Time::ZERO, |f| f.start);
+    config
+        .run
+        .max_time
+        .unwrap_or(last.saturating_add(Time::from_secs(1)))
 }
 
 /// Buffer samples over the arrival window: one per switch every `run.sample_interval`.
@@ -270,6 +302,7 @@ fn synthetic(
         long_lived,
         plan: Some(plan),
         collectives,
+        faults: None,
     })
 }
 
@@ -398,15 +431,12 @@ pub fn simulate_explaining(
         flows,
         long_lived,
         collectives,
+        faults,
         ..
     } = prepared;
     let racks = topology.racks();
     let first = flows.first().map_or(Time::ZERO, |f| f.start);
-    let last = flows.last().map_or(Time::ZERO, |f| f.start);
-    let limit = config
-        .run
-        .max_time
-        .unwrap_or(last.saturating_add(Time::from_secs(1)));
+    let limit = run_limit(config, &flows);
     let interval = config.run.sample_interval;
     if let Some(bad) = explain.iter().find(|f| f.idx() >= flows.len()) {
         return Err(format!(
@@ -419,6 +449,9 @@ pub fn simulate_explaining(
     let deps = collectives.as_ref().map(|c| c.deps.clone());
     let mut sim =
         Sim::with_dependencies(topology, routes, &flows, deps, params, config.run.threads)?;
+    if let Some(plan) = faults {
+        sim.with_fabric_events(plan);
+    }
     if !explain.is_empty() {
         sim.explain(explain);
     }
@@ -624,6 +657,9 @@ pub fn simulate_explaining(
     summary.occupancy = Some(occupancy.report());
     if let Some(c) = &collectives {
         summary.collectives = c.reports(&records);
+    }
+    if let Some((drops, queued)) = sim.fabric_event_counts() {
+        summary.fabric_events = crate::events::reports(&config.events, &drops, &queued);
     }
     let duration = end.saturating_sub(first).max(Time::from_ps(1));
     let mut links = LinkUtilization::new();

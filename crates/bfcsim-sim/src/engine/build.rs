@@ -109,6 +109,7 @@ impl Fabric {
             progress: 0,
             log: None,
             explain: None,
+            faults: None,
             drops: [0; DropReason::ALL.len()],
             port_drops: vec![0; topo.ports.len()],
             charges: Vec::new(),

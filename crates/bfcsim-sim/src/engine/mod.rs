@@ -19,6 +19,7 @@ mod build;
 mod connections;
 mod exchange;
 mod explain;
+mod failures;
 mod flows;
 mod invariants;
 mod log;
@@ -108,6 +109,8 @@ enum Event {
     /// Notices and starts of waiting flows are due ([`waiting`]). Encoded as an `Arrival` of port 1, leaving
     /// every other event's bits as they were.
     Released,
+    /// A fabric event's rate or routing change is due ([`failures`]). Encoded as an `Arrival` of port 2.
+    FabricChange,
     /// The earliest retransmission timer is due.
     Timer,
     /// A timer the running scheme armed on a port (a switch port or a host's NIC port) is due; schemes keep
@@ -143,6 +146,7 @@ impl EventBits for Event {
             Event::Deliver(p) => 1 << PORT_BITS | p.0,
             Event::Arrival => 2 << PORT_BITS,
             Event::Released => 2 << PORT_BITS | 1,
+            Event::FabricChange => 2 << PORT_BITS | 2,
             Event::Timer => 3 << PORT_BITS,
             Event::SchemeTimer(p) => 4 << PORT_BITS | p.0,
             Event::SchemeTick => 4 << PORT_BITS | TICK_PORT,
@@ -159,6 +163,7 @@ impl EventBits for Event {
             0 => Event::TxDone(port),
             1 => Event::Deliver(port),
             2 if port.0 == 1 => Event::Released,
+            2 if port.0 == 2 => Event::FabricChange,
             2 => Event::Arrival,
             3 => Event::Timer,
             4 if port.0 == TICK_PORT => Event::SchemeTick,
@@ -344,6 +349,8 @@ pub struct Fabric {
     log: Option<Vec<Logged>>,
     /// Every hop of the packets of the flows being explained, when asked ([`explain`]).
     explain: Option<Box<Explain>>,
+    /// The fabric events' plan and what they cost, when the run has any ([`failures`]).
+    faults: Option<Box<crate::faults::Faults>>,
 }
 
 /// One shard of a simulation of one topology, one flow list and one configuration: it owns some nodes (all of
@@ -382,6 +389,11 @@ impl Shard {
         let scheme = AnyScheme::new(&fab.params.flow_control.clone(), &mut fab)?;
         fab.start();
         Ok(Shard { fab, scheme })
+    }
+
+    /// Runs the fabric events of `plan` ([`crate::faults`]).
+    pub(crate) fn install_faults(&mut self, plan: Arc<crate::faults::FaultPlan>) {
+        self.fab.install_faults(plan);
     }
 
     /// Records every hop of `flows`' packets from now on, and keeps the log ([`explain`]).
@@ -482,6 +494,7 @@ impl Fabric {
                 Event::Deliver(p) => self.deliver(side, p),
                 Event::Arrival => self.arrival(side),
                 Event::Released => self.release(side),
+                Event::FabricChange => self.fabric_change(),
                 Event::Timer => self.fire_timers(side),
                 Event::SchemeTimer(p) => self.fire_scheme_timer(side, p),
                 Event::SchemeTick => self.fire_timer_batch(side),

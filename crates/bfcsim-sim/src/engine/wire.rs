@@ -106,11 +106,15 @@ impl Fabric {
     }
 
     /// [`Fabric::transmit`]'s way for a packet that does not simply go on a wire of this shard
-    /// ([`Wire::exit`]): recorded when explaining flows, then posted to the shard owning the far end, or put
-    /// on the wire here. Out of line: the test that brings a packet here is one the loop made anyway.
+    /// ([`Wire::exit`]): lost if a fabric event takes it ([`super::failures`]), recorded when explaining flows,
+    /// then posted to the shard owning the far end, or put on the wire here. Out of line: the test that brings
+    /// a packet here is one the loop made anyway.
     #[cold]
     #[inline(never)]
     fn leave(&mut self, port: PortId, arrive: Time, pkt: PacketId) {
+        if self.lost_on_wire(port, arrive, pkt) {
+            return;
+        }
         if let Some(x) = self.explain.as_deref_mut() {
             let w = &self.wires[port.idx()];
             let times = (self.now, arrive - w.delay, arrive);
