@@ -341,8 +341,21 @@ pub fn render_table(summary: &Summary) -> String {
     for c in &summary.collectives {
         out.push_str(&c.text());
     }
-    for e in &summary.fabric_events {
+    // An imported topology's lossy links are an event each: the ten first, and the rest in summary.json.
+    for e in summary.fabric_events.iter().take(10) {
         out.push_str(&e.text());
+    }
+    if let Some(more) = summary
+        .fabric_events
+        .len()
+        .checked_sub(10)
+        .filter(|&n| n > 0)
+    {
+        let lost: u64 = summary.fabric_events[10..].iter().map(|e| e.drops).sum();
+        let _ = writeln!(
+            out,
+            "... {more} more fabric events, {lost} packets lost (summary.json's fabric_events)"
+        );
     }
     for l in &summary.long_lived {
         let _ = writeln!(

@@ -156,13 +156,11 @@ pub fn parse_hpcc_topology(file: &Path, text: &str) -> Result<Topology, InputErr
         let err: f64 = f[4].parse().map_err(|_| {
             InputError::at(file, ln, format!("error rate `{}` is not a number", f[4]))
         })?;
-        if err != 0.0 {
+        if !(0.0..=1.0).contains(&err) {
             return Err(InputError::at(
                 file,
                 ln,
-                format!(
-                    "error rate {err}: random link errors are not modelled; use 0 (losses come from buffers)"
-                ),
+                format!("error rate {err} is outside [0, 1] (a probability of losing each packet)"),
             ));
         }
         for n in [a, b].into_iter().filter(|n| !is_switch[n.idx()]) {
@@ -176,7 +174,9 @@ pub fn parse_hpcc_topology(file: &Path, text: &str) -> Result<Topology, InputErr
                 ));
             }
         }
-        topo.connect(a, b, rate, delay);
+        let link = topo.connect(a, b, rate, delay);
+        // HPCC's ns-3 puts a per-packet error model of this rate on the receiving side of both ends.
+        topo.links[link.idx()].error_rate = err;
         links += 1;
     }
     if links != link_num {
@@ -264,7 +264,7 @@ mod tests {
                 "3 1 1\n5\n0 2 100Gbps 1us 0\n",
                 "switch id 5 is out of range",
             ),
-            ("3 1 1\n2\n0 2 100Gbps 1us 0.01\n", "not modelled"),
+            ("3 1 1\n2\n0 2 100Gbps 1us 1.5\n", "outside [0, 1]"),
             (
                 "18446744073709551615 1 1\n2\n0 2 100Gbps 1us 0\n",
                 "t.txt:1: node_num 18446744073709551615 is more than the 2 lines that follow",

@@ -50,6 +50,9 @@ pub struct Link {
     pub rate: Rate,
     /// One-way propagation delay.
     pub delay: Time,
+    /// The probability that a packet crossing it, either way, is lost (HPCC `topology.txt`'s error rate; 0 for
+    /// every built topology). The run turns it into a loss event (`[[events]]`, `bfcsim_sim::faults`).
+    pub error_rate: f64,
 }
 
 /// A named set of links, over which a workload's load is defined (BFC §6.2.1: "X% load on the links in the core").
@@ -174,6 +177,7 @@ impl Topology {
             ends: [pa, pb],
             rate,
             delay,
+            error_rate: 0.0,
         });
         link
     }

@@ -315,6 +315,33 @@ impl EventConfig {
     }
 }
 
+/// A loss event for each link of `topo` with an error rate (an HPCC `topology.txt`'s last column), from the start:
+/// HPCC's ns-3 loses that share of the packets each end receives.
+pub fn from_error_rates(topo: &Topology) -> Vec<EventConfig> {
+    topo.links
+        .iter()
+        .filter(|l| l.error_rate > 0.0)
+        .map(|l| {
+            let [a, b] = l.ends.map(|p| topo.ports[p.idx()].node.0);
+            EventConfig {
+                at: Time::ZERO,
+                kind: EventKind::Loss,
+                link: Some([a, b]),
+                switch: None,
+                one_way: false,
+                until: None,
+                period: None,
+                down_for: None,
+                count: None,
+                rate: None,
+                loss: Some(l.error_rate),
+                ber: None,
+                detect: Time::ZERO,
+            }
+        })
+        .collect()
+}
+
 /// Each event's report from the engine's counts, by event index.
 pub fn reports(
     events: &[EventConfig],

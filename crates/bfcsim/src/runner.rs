@@ -43,8 +43,11 @@ pub struct Prepared {
     pub plan: Option<String>,
     /// The workload's collectives, whose flows wait for each other.
     pub collectives: Option<Collectives>,
-    /// The fabric events' timeline (`[[events]]`), when the experiment has any.
+    /// The fabric events' timeline (`[[events]]`, and the loss of an imported topology's links with an error
+    /// rate), when the experiment has any.
     pub faults: Option<bfcsim_sim::faults::FaultPlan>,
+    /// Those events, by the index the timeline counts them under.
+    pub events: Vec<crate::events::EventConfig>,
 }
 
 /// Builds the topology and the flow list of `config`; relative paths resolve against `base`. The run is
@@ -88,6 +91,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
                 plan: None,
                 collectives,
                 faults: None,
+                events: Vec::new(),
             }
         }
         Some(f) => {
@@ -103,6 +107,7 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
                 plan: None,
                 collectives: None,
                 faults: None,
+                events: Vec::new(),
             }
         }
         None => synthetic(config, base, topology, routes, &fabric)?,
@@ -114,21 +119,25 @@ pub fn prepare(config: &ExperimentConfig, base: &Path) -> Result<Prepared, Strin
     };
     config.limits.check(&flows)?;
     prepared.flows.shrink_to_fit();
+    prepared.events = config.events.clone();
+    prepared
+        .events
+        .extend(crate::events::from_error_rates(&prepared.topology));
     prepared.faults = fault_plan(config, &prepared)?;
     Ok(prepared)
 }
 
-/// The timeline of `config`'s `[[events]]` on the prepared fabric.
+/// The timeline of the prepared events on the prepared fabric.
 fn fault_plan(
     config: &ExperimentConfig,
     prepared: &Prepared,
 ) -> Result<Option<bfcsim_sim::faults::FaultPlan>, String> {
-    if config.events.is_empty() {
+    if prepared.events.is_empty() {
         return Ok(None);
     }
     let end = run_limit(config, &prepared.flows);
     let mut changes = Vec::new();
-    for (i, e) in config.events.iter().enumerate() {
+    for (i, e) in prepared.events.iter().enumerate() {
         changes.extend(e.changes(i, &prepared.topology, end)?);
     }
     bfcsim_sim::faults::FaultPlan::new(&prepared.topology, changes)
@@ -303,6 +312,7 @@ fn synthetic(
         plan: Some(plan),
         collectives,
         faults: None,
+        events: Vec::new(),
     })
 }
 
@@ -432,6 +442,7 @@ pub fn simulate_explaining(
         long_lived,
         collectives,
         faults,
+        events,
         ..
     } = prepared;
     let racks = topology.racks();
@@ -659,7 +670,7 @@ pub fn simulate_explaining(
         summary.collectives = c.reports(&records);
     }
     if let Some((drops, queued)) = sim.fabric_event_counts() {
-        summary.fabric_events = crate::events::reports(&config.events, &drops, &queued);
+        summary.fabric_events = crate::events::reports(&events, &drops, &queued);
     }
     let duration = end.saturating_sub(first).max(Time::from_ps(1));
     let mut links = LinkUtilization::new();

@@ -172,3 +172,50 @@ fn bad_events_are_refused_at_their_line() {
         );
     }
 }
+
+/// HPCC's `topology.txt` with an error rate on every link (its last column, which bfcsim refused before): each
+/// link loses that share of the packets crossing it, as HPCC's ns-3's receive error model does, and every flow
+/// still finishes.
+#[test]
+fn hpcc_topology_error_rates_lose_packets() {
+    let tmp = TempDir::new("failures-hpcc");
+    let reference = common::workspace_root().join("data/reference/ns3-perf-k8");
+    let text = std::fs::read_to_string(reference.join("topology.txt")).unwrap();
+    let lossy: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i < 2 {
+                format!("{l}\n")
+            } else {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {} {} {} 0.0001\n", f[0], f[1], f[2], f[3])
+            }
+        })
+        .collect();
+    let topology = tmp.write("topology.txt", &lossy);
+    let out = tmp.join("out");
+    bfcsim_ok(&[
+        "replay",
+        "--topology",
+        s(&topology),
+        "--flows",
+        s(&reference.join("flow.txt")),
+        "--scheme",
+        "hpcc",
+        "--outputs",
+        "summary.json",
+        "--out",
+        s(&out),
+    ]);
+    let summary = read_json(&out.join("summary.json"));
+    let lost = check(&summary, "link-loss");
+    assert_eq!(summary["fabric_events"].as_array().unwrap().len(), 384);
+    // 1 in 10,000 of the packets that cross a link, data and ACKs.
+    let hops = summary["packet_hops"].as_f64().unwrap();
+    let expected = hops * 1e-4;
+    assert!(
+        (lost as f64 - expected).abs() < 5.0 * expected.sqrt(),
+        "{lost} lost of {hops} packet-hops"
+    );
+}
