@@ -106,6 +106,8 @@ impl FaultPlan {
         let mut ports: Vec<PortPlan> = Vec::new();
         let mut port_ids = Vec::new();
         let mut rates = Vec::new();
+        // Downs not yet matched by an up, per slot.
+        let mut depth: Vec<u32> = Vec::new();
         let events = changes
             .iter()
             .map(|c| c.event as usize + 1)
@@ -124,13 +126,25 @@ impl FaultPlan {
                 *i = ports.len() as u32;
                 ports.push(PortPlan::default());
                 port_ids.push(c.port);
+                depth.push(0u32);
             }
-            let p = &mut ports[*i as usize];
-            let open = p.down.last().is_some_and(|d| d.1 == Time::MAX);
+            let slot = *i as usize;
+            let p = &mut ports[slot];
             match c.set {
-                Set::Down if open => {}
-                Set::Down => p.down.push((c.at, Time::MAX, c.event)),
-                Set::Up if open => p.down.last_mut().expect("open").1 = c.at,
+                // Overlapping downs (a flap inside an outage, a switch and one of its links) keep the port
+                // down until each has had its up.
+                Set::Down => {
+                    if depth[slot] == 0 {
+                        p.down.push((c.at, Time::MAX, c.event));
+                    }
+                    depth[slot] += 1;
+                }
+                Set::Up if depth[slot] > 0 => {
+                    depth[slot] -= 1;
+                    if depth[slot] == 0 {
+                        p.down.last_mut().expect("open").1 = c.at;
+                    }
+                }
                 Set::Up => {
                     return Err(what(format!(
                         "port {} comes up at {} but is not down then",
@@ -382,6 +396,30 @@ mod tests {
         assert!(r[0].routes.avoids(p) && !r[1].routes.avoids(p));
         assert_eq!(r[0].unreachable, 0);
         assert!(plan.known_down(p, us(110)) && !plan.known_down(p, us(109)));
+    }
+
+    #[test]
+    fn overlapping_downs_keep_the_port_down_until_the_last_up() {
+        let t = topo();
+        let p = uplink(&t);
+        let mut inner = change(150, p.0, Set::Down);
+        inner.event = 1;
+        let mut inner_up = change(160, p.0, Set::Up);
+        inner_up.event = 1;
+        let plan = FaultPlan::new(
+            &t,
+            vec![
+                change(100, p.0, Set::Down),
+                inner,
+                inner_up,
+                change(200, p.0, Set::Up),
+            ],
+        )
+        .unwrap();
+        let us = Time::from_us;
+        assert_eq!(plan.down_during(p, us(170), us(171)), Some(0));
+        assert_eq!(plan.down_during(p, us(200), us(201)), None);
+        assert!(plan.known_down(p, us(175)) && !plan.known_down(p, us(215)));
     }
 
     #[test]
