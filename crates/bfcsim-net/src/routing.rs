@@ -168,8 +168,8 @@ impl Routes {
                 }
             }
             if dead.is_some() {
-                // Ordered pairs (s, d), d in this column: none when d's last hop is dead, else those whose s
-                // is cut off from the root.
+                // Ordered pairs (s, d) with no live path, d in this column: every s when d's last hop is
+                // dead, else the s cut off from the root.
                 let cut = topo
                     .hosts
                     .iter()
