@@ -31,6 +31,8 @@ pub enum Stream {
     Controller(u32),
     /// A port's random loss on its link (fabric events), by port id.
     Fault(u32),
+    /// A flow's choice of entropies (`nic.paths`: oblivious spraying's shuffles, REPS's exploration), by flow id.
+    Paths(u32),
 }
 
 impl Stream {
@@ -44,6 +46,7 @@ impl Stream {
             Stream::Telemetry(i) => (6, i),
             Stream::Controller(i) => (7, i),
             Stream::Fault(i) => (8, i),
+            Stream::Paths(i) => (9, i),
         };
         (tag << 32) | id as u64
     }

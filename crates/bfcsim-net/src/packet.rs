@@ -29,6 +29,9 @@ impl PacketKind {
     pub const NACK: PacketKind = PacketKind::reply(1);
     /// Congestion notification (DCQCN's CNP): the receiver saw CE-marked data of the flow.
     pub const CNP: PacketKind = PacketKind::reply(2);
+    /// Selective acknowledgement (the Ultra Ethernet transport's, `nic.recovery = "uet"`): the receiver holds
+    /// the out-of-order segment starting at `seq`; `aux` is its CE-marked payload bytes (0 if unmarked).
+    pub const SACK: PacketKind = PacketKind::reply(3);
     /// Per-hop flow control: stop serving queue `seq` of the port this frame arrives on (BFC §3.3.2), or under
     /// PFC every queue of priority `seq` (IEEE 802.1Qbb XOFF).
     pub const PAUSE: PacketKind = PacketKind::frame(0);
@@ -96,6 +99,7 @@ impl std::fmt::Debug for PacketKind {
             PacketKind::ACK => write!(f, "Ack"),
             PacketKind::NACK => write!(f, "Nack"),
             PacketKind::CNP => write!(f, "Cnp"),
+            PacketKind::SACK => write!(f, "Sack"),
             PacketKind::PAUSE => write!(f, "Pause"),
             PacketKind::RESUME => write!(f, "Resume"),
             _ => match self.0 & CLASS {

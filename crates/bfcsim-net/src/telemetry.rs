@@ -28,6 +28,9 @@ pub struct PacketStamps {
     pub digest: u16,
     /// For an ACK: the delay of its data packet at the remote NIC, from arrival to the ACK's transmission.
     pub remote: Time,
+    /// The entropy value the sender chose for the data packet (`nic.paths`), echoed in its ACK so that REPS
+    /// learns which paths were good.
+    pub entropy: u16,
 }
 
 /// The stamps of every packet slot. Empty, and never grown, unless the running controller asks for stamps.
@@ -73,10 +76,12 @@ mod tests {
                 hops: 1,
                 digest: 9,
                 remote: Time::from_ns(5),
+                entropy: 42,
             },
         );
         assert_eq!(s.get(PacketId(7)).hops, 2);
         assert_eq!(s.get(PacketId(3)).digest, 9);
+        assert_eq!(s.get(PacketId(3)).entropy, 42);
         assert_eq!(s.get(PacketId(4)), PacketStamps::default());
     }
 }

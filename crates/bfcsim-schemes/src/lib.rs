@@ -25,6 +25,7 @@ pub mod catalog;
 pub mod cc;
 pub mod fabric;
 pub mod flow_control;
+pub mod paths;
 pub mod receiver_driven;
 pub mod transport;
 

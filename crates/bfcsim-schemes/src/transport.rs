@@ -51,6 +51,14 @@ pub enum Recovery {
     /// retransmission pointer `h_seqno_` only moves up, so a lost retransmission waits for the timer. The
     /// timer clears the scoreboard (`clear_on_timeout_`).
     FullTcpSack,
+    /// Selective repeat with every packet accounted for, as the Ultra Ethernet transport's packet delivery
+    /// runs it (UET 1.0 §3.5.11; uet-htsim's `UecSink::processData` and `UecSrc::processAck`): the receiver
+    /// answers each packet that arrives beyond a gap at once with a SACK naming it, and a CE-marked packet at
+    /// once (besides an ACK every `ack_every` in-order packets); the sender counts only the bytes the receiver
+    /// does not hold as in flight, so that packets sprayed over paths of different delays do not stall its
+    /// window; a trimmed packet's NACK resends that packet, and the retransmission timer resends the segments
+    /// not known received, not the ones the receiver holds.
+    Uet,
 }
 
 impl Recovery {
@@ -63,6 +71,11 @@ impl Recovery {
     /// first beyond a gap.
     fn nacks_every_gap_packet(self, dupack_threshold: u32) -> bool {
         dupack_threshold > 1 || self == Recovery::FullTcpSack
+    }
+
+    /// Whether the receiver answers each out-of-order packet with a SACK ([`Recovery::Uet`]).
+    pub fn sacks_each_packet(self) -> bool {
+        self == Recovery::Uet
     }
 }
 
@@ -156,12 +169,23 @@ pub struct Sender {
     partial_acks: bool,
     /// `Recovery::FullTcpSack`: what the receiver is known to hold above `snd_una`.
     scoreboard: Option<Box<Scoreboard>>,
+    /// [`Recovery::Uet`]: the segments the receiver holds beyond `snd_una`, from its SACKs.
+    held: Option<Box<Held>>,
     /// While recovering from a loss: one past the highest byte sent when it was seen (RFC 6582's `recover`).
     recover: Option<u64>,
     /// NACKs needed to resend a hole, and those seen so far for the hole at `dup_seq`.
     dupack_threshold: u32,
     dupacks: u32,
     dup_seq: u64,
+}
+
+/// [`Recovery::Uet`]'s record of the segments the receiver holds beyond `snd_una`.
+#[derive(Clone, Debug, Default)]
+struct Held {
+    /// Their first bytes.
+    segments: BTreeSet<u64>,
+    /// Their payload bytes.
+    bytes: u64,
 }
 
 /// ns-2 `FullTcp/Sack`'s sender-side record of the receiver's SACK blocks ([`Recovery::FullTcpSack`]).
@@ -197,6 +221,7 @@ impl Sender {
             lost_bytes: 0,
             partial_acks: cfg.recovery == Recovery::Sack,
             scoreboard: (cfg.recovery == Recovery::FullTcpSack).then(Box::default),
+            held: cfg.recovery.sacks_each_packet().then(Box::default),
             recover: None,
             dupack_threshold: cfg.dupack_threshold,
             dupacks: 0,
@@ -225,10 +250,32 @@ impl Sender {
         }
     }
 
+    /// [`Recovery::Uet`]: forgets the held segments below the first unacknowledged byte; returns their bytes,
+    /// which an ACK moving over them does not acknowledge anew.
+    fn prune_held(&mut self) -> u64 {
+        let Some(held) = &mut self.held else { return 0 };
+        let mut bytes = 0;
+        while let Some(&seq) = held.segments.first()
+            && seq < self.snd_una
+        {
+            held.segments.pop_first();
+            bytes += self.mss.min(self.size - seq);
+        }
+        held.bytes -= bytes;
+        bytes
+    }
+
     /// Selective repeat: marks the segment at `seq` lost (it will be resent next). Returns false if it is
     /// acknowledged, never sent, or already marked.
     fn mark_lost(&mut self, seq: u64) -> bool {
         if seq < self.snd_una || seq >= self.snd_nxt {
+            return false;
+        }
+        if self
+            .held
+            .as_ref()
+            .is_some_and(|h| h.segments.contains(&seq))
+        {
             return false;
         }
         let len = self.seg_len(seq);
@@ -257,9 +304,14 @@ impl Sender {
     pub fn to_send(&self) -> u64 {
         self.remaining() + self.lost_bytes
     }
-    /// Bytes sent and not yet acknowledged.
+    /// Bytes sent and not yet acknowledged (under [`Recovery::Uet`], nor held by the receiver nor known lost:
+    /// uet-htsim's `_in_flight`, which a NACK or a timeout lowers by the packet they name).
+    #[inline]
     pub fn in_flight(&self) -> u64 {
-        self.snd_nxt - self.snd_una
+        match &self.held {
+            None => self.snd_nxt - self.snd_una,
+            Some(held) => self.snd_nxt - self.snd_una - held.bytes - self.lost_bytes,
+        }
     }
     /// True while some payload has never been sent (or must be sent again).
     pub fn has_unsent(&self) -> bool {
@@ -278,16 +330,21 @@ impl Sender {
     /// still lets one segment out when nothing is in flight, so a flow can always make progress.
     /// A segment known lost (selective repeat) goes at once, whatever the window: it takes the place of the
     /// copy the network dropped, so the bytes in flight do not grow. (The window cannot tell: without SACK
-    /// the bytes the receiver holds beyond a hole still count as in flight.)
+    /// the bytes the receiver holds beyond a hole still count as in flight.) Under [`Recovery::Uet`], whose
+    /// count of bytes in flight leaves out the lost ones, a resent segment waits for the window as a new one
+    /// does (uet-htsim's `can_send_NSCC`).
     #[inline]
     pub fn can_send(&self, window: u64) -> bool {
-        if self.lost_bytes > 0 {
-            return true;
-        }
-        if !self.has_unsent() {
+        let seg = if self.lost_bytes > 0 {
+            if self.held.is_none() {
+                return true;
+            }
+            self.mss
+        } else if self.has_unsent() {
+            self.seg_len(self.snd_nxt)
+        } else {
             return false;
-        }
-        let seg = self.seg_len(self.snd_nxt);
+        };
         self.in_flight() == 0 || self.in_flight() + seg <= window
     }
 
@@ -321,10 +378,11 @@ impl Sender {
                 complete: self.snd_una >= self.size,
             };
         }
-        let newly = ack_seq - self.snd_una;
+        let advanced = ack_seq - self.snd_una;
         self.snd_una = ack_seq;
         self.snd_nxt = self.snd_nxt.max(ack_seq);
         self.prune_lost();
+        let newly = advanced - self.prune_held();
         if let Some(recover) = self.recover {
             if ack_seq >= recover {
                 self.recover = None;
@@ -352,6 +410,7 @@ impl Sender {
             // went back below it would otherwise count its bytes in flight from below zero).
             self.snd_nxt = self.snd_nxt.max(seq);
             self.prune_lost();
+            self.prune_held();
         }
         if self.scoreboard.is_some() {
             return self.sack_nack(seq, sacked);
@@ -468,8 +527,45 @@ impl Sender {
                 .is_some_and(|(at, from)| sent_at < at && from <= seq)
     }
 
-    /// The retransmission timer fired with data outstanding: resend from the first unacknowledged byte.
+    /// [`Recovery::Uet`]'s SACK: the receiver holds the segment starting at `seq` beyond a gap; `rtt` is the
+    /// sample from the echoed send time. Returns the payload bytes it newly reports received (0 for a segment
+    /// acknowledged or reported already, or not sent).
+    pub fn handle_sack(&mut self, seq: u64, rtt: Option<Time>) -> u64 {
+        if let Some(rtt) = rtt {
+            self.rto.sample(rtt);
+        }
+        if seq < self.snd_una || seq >= self.snd_nxt.max(self.high_water) {
+            return 0;
+        }
+        let len = self.seg_len(seq);
+        let held = self.held.as_mut().expect("SACKs come under Recovery::Uet");
+        if !held.segments.insert(seq) {
+            return 0;
+        }
+        held.bytes += len;
+        if let Some(lost) = &mut self.lost
+            && lost.remove(&seq)
+        {
+            self.lost_bytes -= len;
+        }
+        self.rto.reset_backoff();
+        len
+    }
+
+    /// The retransmission timer fired with data outstanding: resend from the first unacknowledged byte (under
+    /// [`Recovery::Uet`], every segment sent and not known received: uet-htsim times each packet from its own
+    /// send, and once the oldest has waited a timeout with nothing acknowledged the others follow one after
+    /// another, each leaving the bytes in flight).
     pub fn handle_timeout(&mut self) {
+        if self.held.is_some() {
+            let mut seq = self.snd_una;
+            while seq < self.snd_nxt {
+                self.mark_lost(seq);
+                seq += self.seg_len(seq);
+            }
+            self.rto.back_off();
+            return;
+        }
         self.snd_nxt = self.snd_una;
         self.recover = None;
         if let Some(board) = &mut self.scoreboard {
@@ -580,6 +676,8 @@ pub struct Receiver {
     nack: bool,
     /// Every out-of-order packet draws a NACK (a duplicate ACK), for a sender that waits for several.
     dupacks: bool,
+    /// [`Recovery::Uet`]: each out-of-order packet draws a SACK, and a CE-marked packet an ACK, at once.
+    sack_each: bool,
     /// Selective repeat: the byte ranges held above `rcv_nxt`, sorted and disjoint (`None`: go-back-N, which
     /// drops out-of-order data).
     held: Option<Vec<(u64, u64)>>,
@@ -595,6 +693,13 @@ pub enum Reply {
         /// Next byte expected.
         seq: u64,
         /// CE-marked payload bytes received since the previous ACK.
+        ce_bytes: u32,
+    },
+    /// [`Recovery::Uet`]'s SACK: the receiver holds the out-of-order segment starting at `seq`.
+    Sack {
+        /// First byte of the segment.
+        seq: u64,
+        /// Its payload bytes if it carried the CE mark, else 0.
         ce_bytes: u32,
     },
     /// A NACK: the receiver expects `seq`.
@@ -618,6 +723,7 @@ impl Receiver {
             nacked: None,
             nack: cfg.nack,
             dupacks: cfg.recovery.nacks_every_gap_packet(cfg.dupack_threshold),
+            sack_each: cfg.recovery.sacks_each_packet(),
             held: cfg.recovery.selective().then(Vec::new),
         }
     }
@@ -666,13 +772,21 @@ impl Receiver {
             // A filled gap acknowledges the held data behind it at once, unless only the whole flow is.
             let filled = self.take_held() && self.ack_every != 0;
             let due = self.ack_every != 0 && self.unacked_pkts >= self.ack_every;
-            if filled || due || self.rcv_nxt >= self.size {
+            if filled || due || self.rcv_nxt >= self.size || (ce && self.sack_each) {
                 return self.ack();
             }
             Reply::Nothing
         } else if seq < self.rcv_nxt {
             // A duplicate: the sender went back further than needed or our ACK was lost; say where we are.
             self.ack()
+        } else if self.sack_each {
+            if !self.hold(seq, seq + len as u64, None) {
+                return self.ack();
+            }
+            Reply::Sack {
+                seq,
+                ce_bytes: if ce { len } else { 0 },
+            }
         } else if !self.hold(seq, seq + len as u64, ce.then_some(len)) {
             // Already held: a duplicate of out-of-order data.
             self.ack()

@@ -22,7 +22,7 @@ fn star(cc: CcConfig, drop_notices: bool) -> (FakeFabric, FlowId, CcNic) {
     let mut fab = FakeFabric::star(3, Rate::gbps(100), us(1));
     fab.cc = cc;
     let flow = fab.add_flow(0, 2, 100_000);
-    let nic = CcNic::new(fab.cc.needs(), drop_notices);
+    let nic = CcNic::new(fab.cc.needs(), drop_notices, false);
     (fab, flow, nic)
 }
 
@@ -40,7 +40,7 @@ fn send(fab: &mut FakeFabric, nic: &CcNic, flow: FlowId, seq: u64) -> PacketId {
     p.size += nic.data_overhead();
     let pkt = fab.alloc(p);
     let slot = fab.flow_slot(flow).unwrap();
-    nic.data_sent(fab, slot, pkt, p.size);
+    nic.data_sent(fab, slot, (pkt, p.size), 0);
     pkt
 }
 
@@ -103,7 +103,7 @@ fn hpcc_switches_stamp_what_the_port_sent_and_still_holds() {
     assert_eq!(fab.int_stacks().get(pkt).hops(), [expected]);
 
     // A packet slot used again starts with an empty stack.
-    nic.data_sent(&mut fab, 0, pkt, 1048);
+    nic.data_sent(&mut fab, 0, (pkt, 1048), 0);
     assert!(fab.int_stacks().get(pkt).is_empty());
 }
 
@@ -162,14 +162,14 @@ fn dcqcn_receivers_notify_at_most_once_per_interval() {
         cnp_interval: us(50),
         ..DcqcnConfig::default()
     });
-    let mut n = CcNic::new(cfg.needs(), false).notifier();
+    let mut n = CcNic::new(cfg.needs(), false, false).notifier();
     assert!(matches!(n, Notifier::Cnp(_)));
     assert!(!n.on_data(us(1), false), "unmarked data");
     assert!(n.on_data(us(1), true));
     assert!(!n.on_data(us(20), true), "within the interval");
     assert!(n.on_data(us(51), true));
     for cc in [CcConfig::Dctcp(Default::default()), hpcc()] {
-        let mut silent = CcNic::new(cc.needs(), false).notifier();
+        let mut silent = CcNic::new(cc.needs(), false, false).notifier();
         assert!(!silent.on_data(us(1), true));
     }
 }

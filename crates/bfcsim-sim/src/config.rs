@@ -7,6 +7,7 @@ use bfcsim_core::{Bytes, Time};
 use bfcsim_net::ecn::{MarkPoint, Red, SharedEcn};
 use bfcsim_net::mmu::Admission;
 use bfcsim_net::routing::LoadBalancing;
+use bfcsim_schemes::paths::{EntropyConfig, PathChoice};
 use bfcsim_schemes::transport::TransportConfig;
 use serde::{Deserialize, Serialize};
 
@@ -244,6 +245,20 @@ pub struct NicConfig {
     /// Reliable delivery (ACK every N, RTO).
     #[serde(flatten)]
     pub transport: TransportConfig,
+    /// How a sender chooses each data packet's path by its entropy ([`bfcsim_schemes::paths`]): `flow` (its
+    /// 5-tuple hash, ECMP), `oblivious` (a fresh entropy per packet) or `reps` (recycled entropy packet
+    /// spraying, the Ultra Ethernet transport's).
+    #[serde(skip_serializing_if = "is_default")]
+    pub paths: PathChoice,
+    /// The entropies' parameters (`[nic.entropy]`).
+    #[serde(skip_serializing_if = "is_default")]
+    pub entropy: EntropyConfig,
+}
+
+/// Left out of a serialized configuration at its default, so that a key added later keeps older runs' files
+/// and store keys as they were.
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 impl Default for NicConfig {
@@ -255,6 +270,8 @@ impl Default for NicConfig {
             scheduler: NicScheduler::RoundRobin,
             connections: Connections::PerFlow,
             transport: TransportConfig::default(),
+            paths: PathChoice::Flow,
+            entropy: EntropyConfig::default(),
         }
     }
 }
@@ -268,6 +285,7 @@ impl NicConfig {
         if self.ack_size == 0 {
             return Err("nic.ack_size must be at least 1 byte".into());
         }
+        self.entropy.validate()?;
         self.transport.validate()
     }
 }

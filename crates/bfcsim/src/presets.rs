@@ -4,6 +4,7 @@
 
 pub use bfcsim_schemes::fabric::Preset;
 use bfcsim_schemes::fabric::TAGGED;
+use bfcsim_schemes::paths::EntropyConfig;
 
 /// Every named scheme: each congestion controller's presets ([`bfcsim_schemes::cc::CcConfig::catalog`]), then
 /// each flow-control scheme's ([`bfcsim_sim::FlowControl::catalog`]), in their registries' order.
@@ -58,6 +59,13 @@ pub fn describe() -> String {
         {
             let _ = writeln!(out, "      {k:<22} = {v}");
         }
+    }
+    out.push_str(
+        "\nPath selection at the sender ([nic] paths = \"flow\" (ECMP on the flow's hash, the default), \
+         \"oblivious\" (a fresh entropy per packet) or \"reps\" (recycled entropy packet spraying); [nic.entropy]):\n",
+    );
+    for (k, v) in bfcsim_schemes::catalog::config_params(&EntropyConfig::default()) {
+        let _ = writeln!(out, "      {k:<22} = {v}");
     }
     out
 }

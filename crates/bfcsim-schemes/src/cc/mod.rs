@@ -191,6 +191,7 @@ ccs! {
     Timely => timely::Timely,
     Swift => swift::Swift,
     PowerTcp => powertcp::PowerTcp,
+    Nscc => nscc::Nscc,
 }
 
 pub use fixed::{Fixed, FixedConfig};

@@ -41,16 +41,19 @@ pub struct CcNic {
     endpoint_delay: bool,
     drop_notices: bool,
     switch: SwitchStamps,
-    /// `hops || endpoint_delay || pint`: packets carry stamps besides INT.
+    /// `hops || endpoint_delay || pint || paths`: packets carry stamps besides INT.
     stamps_packets: bool,
+    /// ACKs echo their data packets' entropies to a sender that learns from them (REPS, `nic.paths`).
+    paths: bool,
     overhead: u32,
     notifier: Notifier,
 }
 
 impl CcNic {
     /// The side a controller with `needs` asks for; `drop_notices` when switches tell a sender at once that
-    /// they dropped its data (`switch.drop_notification`).
-    pub fn new(needs: Needs, drop_notices: bool) -> CcNic {
+    /// they dropped its data (`switch.drop_notification`); `paths` when senders learn from the entropies their
+    /// ACKs echo ([`crate::paths::Paths::learns`]).
+    pub fn new(needs: Needs, drop_notices: bool, paths: bool) -> CcNic {
         let pint = needs.pint.is_some();
         CcNic {
             paced: needs.pacing,
@@ -58,7 +61,8 @@ impl CcNic {
             endpoint_delay: needs.endpoint_delay,
             drop_notices,
             switch: SwitchStamps::new(needs.int, needs.hops, pint),
-            stamps_packets: needs.hops || needs.endpoint_delay || pint,
+            stamps_packets: needs.hops || needs.endpoint_delay || pint || paths,
+            paths,
             overhead: needs.header.0 as u32,
             notifier: match needs.notifications {
                 Some(interval) => Notifier::Cnp(CnpGenerator::new(interval)),
@@ -80,11 +84,17 @@ impl CcNic {
         self.int
     }
 
-    /// Packets carry stamps besides INT ([`bfcsim_net::telemetry`]: hop count, endpoint delay, PINT's digest),
-    /// which cross shards with them.
+    /// Packets carry stamps besides INT ([`bfcsim_net::telemetry`]: hop count, endpoint delay, PINT's digest,
+    /// the entropy), which cross shards with them.
     #[inline]
     pub fn stamps_packets(&self) -> bool {
         self.stamps_packets
+    }
+
+    /// ACKs echo the entropy of their data packets, which the sender's path selection learns from.
+    #[inline]
+    pub fn learns_paths(&self) -> bool {
+        self.paths
     }
 
     /// A data packet leaving its NIC calls [`CcNic::data_sent`]: the controller counts bytes or paces, or the
@@ -113,15 +123,16 @@ impl CcNic {
         self.notifier
     }
 
-    /// Data packet `pkt` of `size` wire bytes of the flow in `slot` starts transmission at its NIC: the
-    /// controller counts its bytes (DCQCN's byte counter), and the packet's INT stack and stamps start empty.
+    /// Data packet `pkt` of `size` wire bytes of the flow in `slot`, sent with `entropy` (0 for the flow's
+    /// own hash), starts transmission at its NIC: the controller counts its bytes (DCQCN's byte counter), and
+    /// the packet's INT stack and stamps start empty but for the entropy.
     #[inline(never)]
     pub fn data_sent<F: NicOps + Telemetry>(
         &self,
         fab: &mut F,
         slot: usize,
-        pkt: PacketId,
-        size: u32,
+        (pkt, size): (PacketId, u32),
+        entropy: u16,
     ) {
         let now = fab.now();
         fab.controller(slot).0.on_send(now, size as u64);
@@ -129,7 +140,11 @@ impl CcNic {
             fab.int_stacks_mut().get_mut(pkt).clear();
         }
         if self.stamps_packets() {
-            fab.stamps_mut().set(pkt, PacketStamps::default());
+            let stamps = PacketStamps {
+                entropy,
+                ..PacketStamps::default()
+            };
+            fab.stamps_mut().set(pkt, stamps);
         }
         fab.controller_changed(slot);
     }
@@ -166,7 +181,7 @@ impl CcNic {
         data: PacketId,
         reply: PacketId,
     ) {
-        if kind != PacketKind::ACK || data == PacketId::NONE {
+        if !matches!(kind, PacketKind::ACK | PacketKind::SACK) || data == PacketId::NONE {
             return;
         }
         if self.int {
@@ -187,7 +202,7 @@ impl CcNic {
     /// [`CcNic::endpoint_delay`].
     #[inline]
     pub fn reply_sent<F: FabricOps + Telemetry>(&self, fab: &mut F, pkt: PacketId) {
-        if fab.packet(pkt).kind == PacketKind::ACK {
+        if matches!(fab.packet(pkt).kind, PacketKind::ACK | PacketKind::SACK) {
             let now = fab.now();
             let stamps = fab.stamps_mut().get_mut(pkt);
             stamps.remote = now - stamps.remote;

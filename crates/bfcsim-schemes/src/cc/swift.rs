@@ -376,6 +376,7 @@ mod tests {
                 hops,
                 digest: 0,
                 remote: Time((remote_us * 1e6) as u64),
+                ..PacketStamps::default()
             },
             ..AckSignal::default()
         }

@@ -172,6 +172,9 @@ fn deliver(snd: &mut Sender, rcv: &mut Receiver, seq: u64) -> Reply {
             snd.handle_ack(seq, None);
             snd.handle_nack(seq, Some(sacked));
         }
+        Reply::Sack { seq, .. } => {
+            snd.handle_sack(seq, None);
+        }
         Reply::Nothing => {}
     }
     reply
@@ -438,4 +441,100 @@ fn a_nack_beyond_what_was_sent_since_going_back_moves_both_edges() {
     s.handle_nack(4000, None);
     assert_eq!(s.in_flight(), 0);
     assert_eq!(s.next_segment(), (4000, 1000, false));
+}
+
+fn uet(ack_every: u32) -> TransportConfig {
+    TransportConfig {
+        recovery: Recovery::Uet,
+        ..cfg(ack_every)
+    }
+}
+
+#[test]
+fn uet_receivers_sack_each_packet_beyond_a_gap_and_ack_a_marked_one_at_once() {
+    let mut r = Receiver::new(6000, &uet(4));
+    assert_eq!(r.handle_data(0, 1000, false), Reply::Nothing);
+    // A CE mark is acknowledged at once, whatever ack_every says.
+    assert_eq!(
+        r.handle_data(1000, 1000, true),
+        Reply::Ack {
+            seq: 2000,
+            ce_bytes: 1000
+        }
+    );
+    // 2000 is late: each packet beyond it draws a SACK of its own, with its own mark.
+    assert_eq!(
+        r.handle_data(3000, 1000, false),
+        Reply::Sack {
+            seq: 3000,
+            ce_bytes: 0
+        }
+    );
+    assert_eq!(
+        r.handle_data(4000, 1000, true),
+        Reply::Sack {
+            seq: 4000,
+            ce_bytes: 1000
+        }
+    );
+    // The late packet fills the gap: one ACK of everything held.
+    assert_eq!(
+        r.handle_data(2000, 1000, false),
+        Reply::Ack {
+            seq: 5000,
+            ce_bytes: 0
+        }
+    );
+}
+
+#[test]
+fn uet_senders_count_sacked_and_lost_bytes_out_of_flight_and_resend_within_the_window() {
+    let c = uet(1);
+    let mut s = Sender::new(6000, 1000, &c);
+    for _ in 0..5 {
+        s.next_segment();
+    }
+    assert_eq!(s.in_flight(), 5000);
+    // 1000 is late; 2000 and 3000 are reported held: 2000 bytes newly received, out of flight.
+    assert_eq!(s.handle_sack(2000, None), 1000);
+    assert_eq!(s.handle_sack(3000, None), 1000);
+    assert_eq!(s.handle_sack(3000, None), 0, "reported once");
+    assert_eq!(s.in_flight(), 3000);
+    // The ACK that moves past them acknowledges only the bytes not SACKed already.
+    let out = s.handle_ack(1000, None);
+    assert_eq!(out.newly_acked, 1000);
+    assert_eq!(s.handle_ack(4000, None).newly_acked, 1000);
+    assert_eq!(s.in_flight(), 1000);
+    // A trimmed packet's NACK: its segment leaves the flight and waits for the window like a new one.
+    assert!(s.handle_drop_notice(4000, Time::ZERO, Time::ZERO));
+    assert_eq!(s.in_flight(), 0);
+    assert!(s.can_send(1000));
+    assert_eq!(s.next_segment(), (4000, 1000, true));
+    assert!(
+        !s.can_send(1000),
+        "one segment in flight fills a one-segment window"
+    );
+    assert!(s.can_send(2000));
+}
+
+#[test]
+fn a_uet_timeout_resends_what_the_receiver_does_not_hold_within_the_window() {
+    let c = uet(1);
+    let mut s = Sender::new(4000, 1000, &c);
+    for _ in 0..4 {
+        s.next_segment();
+    }
+    s.handle_sack(1000, None);
+    s.handle_sack(3000, None);
+    // The window is full of packets whose NACKs never came (their headers were lost too): the timeout takes
+    // them out of flight, so they can be resent.
+    assert!(!s.can_send(2000));
+    s.handle_timeout();
+    assert_eq!(s.in_flight(), 0);
+    assert!(s.can_send(1000));
+    assert_eq!(s.next_segment(), (0, 1000, true));
+    assert!(!s.can_send(1000), "the second waits for the window");
+    assert!(s.can_send(2000));
+    assert_eq!(s.next_segment(), (2000, 1000, true));
+    assert!(!s.resending(), "the held segments are not resent");
 }

@@ -68,7 +68,11 @@ impl Fabric {
         ];
         let persistent = params.nic.connections == Connections::Persistent;
         let needs = params.cc.needs();
-        let cc_nic = CcNic::new(needs, params.switch.drop_notification);
+        let cc_nic = CcNic::new(
+            needs,
+            params.switch.drop_notification,
+            Paths::learns(params.nic.paths),
+        );
         let mut sim = Fabric {
             routes,
             params,

@@ -55,6 +55,8 @@ pub(super) struct Active {
     /// The persistent connection the flow travels on (`nic.connections = "persistent"`).
     pub(super) conn: Option<u32>,
     pub(super) cc: Cc,
+    /// How its data packets' paths are chosen (`nic.paths`).
+    pub(super) paths: Paths,
 }
 
 /// The receiving side of a flow, at the destination host from its first data packet until it has every byte.

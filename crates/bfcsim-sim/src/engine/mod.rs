@@ -47,7 +47,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use bfcsim_core::rng::{self, Rng, Stream};
+use bfcsim_core::rng::{self, Rng, Stream, stream_seed};
 use bfcsim_core::{
     Bytes, EventBits, EventQueue, FlowId, FlowSpec, LogHistogram, NodeId, PacketId, PortId, Rate,
     Slots, Time,
@@ -64,6 +64,7 @@ use bfcsim_net::topology::{NodeKind, Topology};
 use bfcsim_schemes::cc::nic::{CcNic, loss_notice};
 use bfcsim_schemes::cc::{Cc, CcConfig, CongestionControl, FlowContext, Notifier};
 use bfcsim_schemes::fabric::{Device, Entry, Flow, HopStats, QueueLeft, Scheme};
+use bfcsim_schemes::paths::{Feedback, Paths, route_hash};
 use bfcsim_schemes::transport::{Receiver, Reply, Sender};
 use rand::RngExt;
 

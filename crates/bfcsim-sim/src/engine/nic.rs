@@ -75,6 +75,11 @@ impl Fabric {
             wait_until: Time::MAX,
             cc_timer_at: Time::MAX,
             conn,
+            paths: Paths::new(
+                self.params.nic.paths,
+                &self.params.nic.entropy,
+                stream_seed(self.flow_ctx.seed, Stream::Paths(id.0)),
+            ),
         };
         let slot = self.active.insert(active);
         self.flow_state[id.idx()].slot = slot;
@@ -177,6 +182,8 @@ impl Fabric {
             } else {
                 a.in_ring = false;
             }
+            let entropy = a.paths.next(self.now);
+            let hash = entropy.map_or(info.hash as u32, |e| route_hash(info.hash as u32, e));
             let nic = &self.params.nic;
             let size = len + nic.header + self.cc_nic.data_overhead();
             let pkt = self.packets.alloc(Packet {
@@ -186,7 +193,7 @@ impl Fabric {
                 size,
                 payload: len,
                 dst_host: info.dst_host,
-                hash: info.hash as u32,
+                hash,
                 class: info.spec.class,
                 flags: Flags::ECT.with_if(Flags::INCAST, info.spec.incast),
                 upstream_q: a.nic_q,
@@ -214,7 +221,7 @@ impl Fabric {
             }
             if self.cc_nic.sees_data_sent() {
                 let cc_nic = self.cc_nic;
-                cc_nic.data_sent(self, slot, pkt, size);
+                cc_nic.data_sent(self, slot, (pkt, size), entropy.unwrap_or(0));
             }
             side.data_sent(self, h, slot, pkt);
             // The scheme may have queued a control packet behind this one.

@@ -44,6 +44,19 @@ impl Fabric {
                 }
                 let cc_nic = self.cc_nic;
                 cc_nic.ack_arrived(self, slot, (&p, pkt), out.newly_acked, rtt);
+                if cc_nic.learns_paths() {
+                    self.path_feedback(slot, &p, pkt);
+                }
+                self.make_ready(side, p.flow);
+            }
+            PacketKind::SACK => {
+                let a = &mut self.active[slot];
+                let newly = a.sender.handle_sack(p.seq, Some(self.now - p.sent_at));
+                if newly == 0 {
+                    return;
+                }
+                self.restart_rto(h, slot);
+                self.sack_arrived(slot, p, pkt, newly);
                 self.make_ready(side, p.flow);
             }
             PacketKind::CNP => {
@@ -70,6 +83,35 @@ impl Fabric {
             }
             kind => unreachable!("{kind:?} is not a transport reply"),
         }
+    }
+
+    /// SACK `p` (its id `pkt`) of the flow in `slot` reports `newly` bytes received beyond a gap: congestion
+    /// control reads it as an ACK of those bytes that leaves the cumulative point where it was, and the path
+    /// selection learns from its entropy.
+    #[inline(never)]
+    fn sack_arrived(&mut self, slot: usize, mut p: Packet, pkt: PacketId, newly: u64) {
+        p.seq = self.active[slot].sender.snd_una();
+        let rtt = self.now - p.sent_at;
+        let cc_nic = self.cc_nic;
+        cc_nic.ack_arrived(self, slot, (&p, pkt), newly, rtt);
+        if cc_nic.learns_paths() {
+            self.path_feedback(slot, &p, pkt);
+        }
+    }
+
+    /// ACK `p` (its id `pkt`) of the flow in `slot` echoes the entropy of its data packet: the sender's path
+    /// selection learns whether that path was marked (REPS).
+    #[inline(never)]
+    fn path_feedback(&mut self, slot: usize, p: &Packet, pkt: PacketId) {
+        let entropy = self.stamps.get(pkt).entropy;
+        let feedback = if p.aux > 0 {
+            Feedback::Marked
+        } else {
+            Feedback::Good
+        };
+        self.active[slot]
+            .paths
+            .feedback(self.now, entropy, feedback);
     }
 
     /// Data packet `p` (whose id was `pkt`) reached its destination host `h`: the flow's receiver answers.
@@ -124,6 +166,9 @@ impl Fabric {
             Reply::Nothing => {}
             Reply::Ack { seq, ce_bytes } => {
                 self.send_reply(side, h, (p, pkt), PacketKind::ACK, (seq, ce_bytes))
+            }
+            Reply::Sack { seq, ce_bytes } => {
+                self.send_reply(side, h, (p, pkt), PacketKind::SACK, (seq, ce_bytes))
             }
             Reply::Nack { seq, sacked } => {
                 // The SACK block travels as its distance above the expected byte (0: none, too far to say).

@@ -57,6 +57,7 @@ impl Fabric {
             self.counters.timeouts += 1;
             a.sender.handle_timeout();
             a.cc.on_timeout(self.now);
+            a.paths.timeout(self.now);
             self.restart_rto(h, slot as usize);
             let at = self.active[slot as usize].rto_deadline;
             self.timers.push(at, id);
