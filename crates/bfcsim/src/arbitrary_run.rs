@@ -25,6 +25,7 @@ use std::path::Path;
 use arbitrary::Unstructured;
 use bfcsim_metrics::Ideal;
 use bfcsim_net::routing::LoadBalancing;
+use bfcsim_schemes::paths::PathChoice;
 use bfcsim_sim::FlowControl;
 
 use crate::experiment::{ExperimentConfig, parse_experiment};
@@ -89,9 +90,10 @@ impl SmallRun {
         }
         let c = one.counters;
         // Sprayed packets take parallel paths: they may overtake each other, and a flow may beat the ideal
-        // of one path. BFC with sampling (App. A.8) may give a flow a new queue while packets it did not
-        // track still wait in the old one.
-        let one_path = one_config.switch.load_balancing == LoadBalancing::Ecmp;
+        // of one path, whether the switches spray or the sender does (`nic.paths`). BFC with sampling (App.
+        // A.8) may give a flow a new queue while packets it did not track still wait in the old one.
+        let one_path = one_config.switch.load_balancing == LoadBalancing::Ecmp
+            && one_config.nic.paths == PathChoice::Flow;
         let fifo = !matches!(&one_config.flow_control, FlowControl::Bfc(b) if b.sampling < 1.0);
         if one_path
             && fifo
