@@ -24,6 +24,7 @@ use bfcsim_schemes::receiver_driven::expresspass::ExpressPass;
 use bfcsim_schemes::receiver_driven::homa::Homa;
 use bfcsim_schemes::receiver_driven::ndp::Ndp;
 use bfcsim_schemes::receiver_driven::paydebt::PayDebt;
+use bfcsim_schemes::receiver_driven::rccc::Rccc;
 use bfcsim_trim_tail::TrimTail;
 use serde::{Deserialize, Serialize};
 
@@ -224,6 +225,7 @@ schemes! { $
     PayDebt => PayDebt,
     Aquarius => Aquarius,
     TrimTail => TrimTail,
+    Rccc => Rccc,
 }
 
 impl<'de> Deserialize<'de> for FlowControl {

@@ -32,9 +32,7 @@ use bfcsim_schemes::fabric::{
     Describe, Entry, NicOps, NicSide, Preset, Scheme, SchemeReport, Setup, SwitchFacts, SwitchOps,
     SwitchSide,
 };
-use bfcsim_schemes::flow_control::trimming::{
-    Trimmed, queue_header, trim_enqueue, validate_trimming,
-};
+use bfcsim_schemes::flow_control::trimming::{trim_tail_enqueue, validate_trimming};
 use serde::{Deserialize, Serialize};
 
 /// The bit every data packet carries out and its reply echoes back.
@@ -105,14 +103,9 @@ pub struct TrimTail {
 impl SwitchSide for TrimTail {
     fn enqueue<F: SwitchOps>(&mut self, fab: &mut F, e: &Entry) -> Result<(), DropReason> {
         let c = &self.cfg;
-        let Trimmed::Header { cut } = trim_enqueue(fab, e, c.queue_packets, c.header)? else {
-            return Ok(());
-        };
-        if fab.queues(e.out_sp).queue_len(0) >= c.header_packets as usize {
-            self.stats.header_drops += 1;
-            return Err(DropReason::HeaderQueueFull);
-        }
-        queue_header(fab, e, cut, c.header)
+        let queued = trim_tail_enqueue(fab, e, (c.queue_packets, c.header, c.header_packets));
+        self.stats.header_drops += u64::from(queued == Err(DropReason::HeaderQueueFull));
+        queued
     }
 }
 

@@ -16,54 +16,20 @@
 
 mod common;
 
-use std::path::Path;
-
 use bfcsim_metrics::BucketScheme;
-use bfcsim_metrics::compare::{compare, parse_hpcc_fct};
-use common::{TempDir, bfcsim, s, workspace_root};
+use common::Agreement;
+
+/// The file doc's conditions, in both bucket schemes.
+const AGREE: Agreement = Agreement {
+    buckets: &[BucketScheme::EqualCount { n: 10 }, BucketScheme::BfcGoogle],
+    flow_band: 0.1,
+    p99s: true,
+};
 
 /// Replays `profile` (in `data/reference/DIR`) with `set`, compares with `reference` there, and checks the file
 /// doc's conditions.
 fn cross_validate(dir: &str, profile: &str, set: &[&str], reference: &str) {
-    let dir = workspace_root().join("data/reference").join(dir);
-    let tmp = TempDir::new(&format!("xval-{}", reference.replace('/', "-")));
-    let out = tmp.join("out");
-    let profile = dir.join(profile);
-    let mut args = vec!["run", s(&profile), "--out", s(&out)];
-    for o in set {
-        args.extend(["--set", o]);
-    }
-    let run = bfcsim(&args);
-    assert!(run.success(), "{reference}: {:?}\n{}", run.code, run.stderr);
-    let read = |path: &Path| {
-        let text = std::fs::read_to_string(path).unwrap();
-        parse_hpcc_fct(path, &text).unwrap()
-    };
-    let peer = read(&dir.join(reference));
-    let ours = read(&out.join("fct.txt"));
-    for buckets in [BucketScheme::EqualCount { n: 10 }, BucketScheme::BfcGoogle] {
-        let c = compare(&peer, &ours, &buckets, 0.25, 1).expect("flows match");
-        println!("{reference}, {buckets:?}:\n{}", c.render("peer", "bfcsim"));
-        assert_eq!(
-            c.only_reference, 0,
-            "{reference}: unmatched reference flows"
-        );
-        assert_eq!(c.standalone_differs.0, 0, "{reference}: standalone FCTs");
-        let (p50, p99, m) = c.within();
-        assert!(
-            5 * p50 >= 4 * m,
-            "{reference}, {buckets:?}: {p50} of {m} medians within 25%"
-        );
-        assert!(
-            2 * p99 >= m,
-            "{reference}, {buckets:?}: {p99} of {m} p99s within 25%"
-        );
-        let (geo, _, _) = c.flow_ratio;
-        assert!(
-            (geo - 1.0).abs() <= 0.1,
-            "{reference}: flow by flow, our FCTs are {geo:.3} of the peer's"
-        );
-    }
+    common::cross_validate(dir, profile, set, reference, &AGREE);
 }
 
 #[test]

@@ -751,6 +751,10 @@ impl NicOps for FakeFabric {
     fn flow_slot(&self, id: FlowId) -> Option<usize> {
         self.slots[id.idx()]
     }
+    /// The scripted fabric keeps no ready list: no flow waits.
+    fn ready_flows(&self, _h: u32) -> usize {
+        0
+    }
     fn sender(&self, slot: usize) -> &Sender {
         &self.senders[slot]
     }

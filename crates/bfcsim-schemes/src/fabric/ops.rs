@@ -222,6 +222,8 @@ pub trait NicOps: FabricOps {
     /// The slot of flow `id`'s sender while it runs at this shard's host (`None` before it starts and after
     /// it completes).
     fn flow_slot(&self, id: FlowId) -> Option<usize>;
+    /// The flows waiting in host `h`'s NIC for their turn to send (its ready list).
+    fn ready_flows(&self, h: u32) -> usize;
     /// The transport sender of the flow in `slot`.
     fn sender(&self, slot: usize) -> &Sender;
     /// The transport sender of the flow in `slot`, to hand it what the scheme learned (an acknowledgement, a

@@ -114,6 +114,11 @@ pub trait NicSide {
     #[inline(always)]
     fn echo(&self, _data: &Packet, _reply: &mut Packet) {}
 
+    /// The retransmission timer of flow `id` (in `slot` of host `h`) fired with data in flight, before the
+    /// transport marks what it resends.
+    #[inline(always)]
+    fn timed_out<F: NicOps>(&mut self, _fab: &mut F, _h: u32, _id: FlowId, _slot: usize) {}
+
     /// A reply (ACK, NACK, CNP) of the flow in `slot` reached its sender, host `h`, before the transport and the
     /// controller take it.
     #[inline(always)]

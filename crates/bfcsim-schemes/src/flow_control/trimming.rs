@@ -1,5 +1,5 @@
-//! Trimming at a switch, which NDP's switches (Handley et al., SIGCOMM 2017, §3.1) and the `trim-tail` scheme
-//! (crate `bfcsim-trim-tail`, the developer guide's worked example) share: a data packet that finds its queue
+//! Trimming at a switch, which NDP's switches (Handley et al., SIGCOMM 2017, §3.1), the `trim-tail` scheme
+//! (crate `bfcsim-trim-tail`, the developer guide's worked example) and RCCC's switches share: a data packet that finds its queue
 //! holding `queue_packets` packets is cut to a header, which rides the strict-priority control queue, so that its
 //! receiver learns of the loss within a round trip.
 
@@ -65,4 +65,21 @@ pub fn queue_header<F: SwitchOps>(
     fab.admit(&h, 0)?;
     fab.push(&h, 0);
     Ok(())
+}
+
+/// trim-tail's whole enqueue, which RCCC's switches share: [`trim_enqueue`], then a header joins the control
+/// queue while that holds fewer than `header_packets` packets and is refused past them
+/// ([`DropReason::HeaderQueueFull`]).
+pub fn trim_tail_enqueue<F: SwitchOps>(
+    fab: &mut F,
+    e: &Entry,
+    (queue_packets, header, header_packets): (u32, u32, u32),
+) -> Result<(), DropReason> {
+    let Trimmed::Header { cut } = trim_enqueue(fab, e, queue_packets, header)? else {
+        return Ok(());
+    };
+    if fab.queues(e.out_sp).queue_len(0) >= header_packets as usize {
+        return Err(DropReason::HeaderQueueFull);
+    }
+    queue_header(fab, e, cut, header)
 }

@@ -11,6 +11,8 @@
 //!   packet.
 //! - [`paydebt`]: PayDebt (Liu et al., IEEE TPDS): a first BDP unscheduled that pays its bandwidth back with
 //!   debts, data-driven tokens under a token congestion control, debts and tokens rate-limited together.
+//! - [`rccc`]: the Ultra Ethernet transport's receiver credit congestion control (UET 1.0): receivers pace
+//!   credit to their senders, alone or beside NSCC's window.
 //! - [`shaper`]: the rate limiter of a port's credits (ExpressPass) or debts and tokens (PayDebt).
 
 pub mod aeolus;
@@ -19,4 +21,5 @@ pub mod homa;
 pub mod ndp;
 pub mod paydebt;
 pub mod priorities;
+pub mod rccc;
 pub mod shaper;

@@ -199,6 +199,10 @@ impl NicOps for Fabric {
         }
     }
     #[inline(always)]
+    fn ready_flows(&self, h: u32) -> usize {
+        self.hosts[h as usize].ready.len()
+    }
+    #[inline(always)]
     fn sender(&self, slot: usize) -> &Sender {
         &self.active[slot].sender
     }

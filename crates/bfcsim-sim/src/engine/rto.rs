@@ -55,6 +55,8 @@ impl Fabric {
                 continue;
             }
             self.counters.timeouts += 1;
+            side.timed_out(self, h, id, slot as usize);
+            let a = &mut self.active[slot as usize];
             a.sender.handle_timeout();
             a.cc.on_timeout(self.now);
             a.paths.timeout(self.now);

@@ -145,3 +145,78 @@ pub fn gunzip(path: &Path) -> String {
     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text
 }
+
+/// How a replay must agree with a peer's outputs ([`cross_validate`]).
+pub struct Agreement<'a> {
+    /// The bucket schemes the per-bucket conditions hold in.
+    pub buckets: &'a [bfcsim_metrics::BucketScheme],
+    /// Flow by flow, the geometric mean of our FCT over the peer's is within this of 1.
+    pub flow_band: f64,
+    /// The p99 within 25% of the peer's in at least half of the buckets (off where a test checks the tail
+    /// otherwise, and says why).
+    pub p99s: bool,
+}
+
+/// Replays `profile` (in `data/reference/DIR`) with `--set` overrides `set`, compares its `fct.txt` with the
+/// peer's `reference` there and checks, in each bucket scheme of `agree`: every reference flow matched with
+/// the same standalone FCT, the median slowdown within 25% of the peer's in at least 80% of the buckets, the
+/// p99 in at least half (`agree.p99s`), and the flow-by-flow geometric mean within `agree.flow_band`. Returns the peer's and
+/// our flows.
+pub fn cross_validate(
+    dir: &str,
+    profile: &str,
+    set: &[&str],
+    reference: &str,
+    agree: &Agreement,
+) -> (
+    Vec<bfcsim_metrics::compare::FctLine>,
+    Vec<bfcsim_metrics::compare::FctLine>,
+) {
+    use bfcsim_metrics::compare::{compare, parse_hpcc_fct};
+    let dir = workspace_root().join("data/reference").join(dir);
+    let tag: String = set.iter().map(|o| format!("-{o}")).collect();
+    let tmp = TempDir::new(
+        &format!("xval-{}{tag}", reference.replace('/', "-")).replace(['=', '/'], "_"),
+    );
+    let out = tmp.join("out");
+    let profile = dir.join(profile);
+    let mut args = vec!["run", s(&profile), "--out", s(&out)];
+    for o in set {
+        args.extend(["--set", o]);
+    }
+    let run = bfcsim(&args);
+    assert!(run.success(), "{reference}: {:?}\n{}", run.code, run.stderr);
+    let read = |path: &Path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        parse_hpcc_fct(path, &text).unwrap()
+    };
+    let peer = read(&dir.join(reference));
+    let ours = read(&out.join("fct.txt"));
+    for buckets in agree.buckets {
+        let c = compare(&peer, &ours, buckets, 0.25, 1).expect("flows match");
+        println!(
+            "{reference} {set:?}, {buckets:?}:\n{}",
+            c.render("peer", "bfcsim")
+        );
+        assert_eq!(
+            c.only_reference, 0,
+            "{reference}: unmatched reference flows"
+        );
+        assert_eq!(c.standalone_differs.0, 0, "{reference}: standalone FCTs");
+        let (p50, p99, m) = c.within();
+        assert!(
+            5 * p50 >= 4 * m,
+            "{reference}, {buckets:?}: {p50} of {m} medians within 25%"
+        );
+        assert!(
+            !agree.p99s || 2 * p99 >= m,
+            "{reference}, {buckets:?}: {p99} of {m} p99s within 25%"
+        );
+        let (geo, _, _) = c.flow_ratio;
+        assert!(
+            (geo - 1.0).abs() <= agree.flow_band,
+            "{reference}: flow by flow, our FCTs are {geo:.3} of the peer's"
+        );
+    }
+    (peer, ours)
+}
