@@ -289,16 +289,26 @@ impl Outputs {
             })
     }
 
-    /// Copies the timeline the run wrote in `out` to `--trace-view FILE`.
+    /// Gives the timeline the run wrote in `out` the name `--trace-view FILE` too: a second link to the same
+    /// file where both are on one file system (the timeline is written once), else a copy the system streams;
+    /// either replaces FILE at once, never leaving part of it.
     fn deliver_trace_view(&self, out: &Path) -> Result<(), String> {
         let Some(file) = &self.trace_view else {
             return Ok(());
         };
         let written = out.join(bfcsim::trace_view::FILE);
-        let bytes =
-            std::fs::read(&written).map_err(|e| format!("reading {}: {e}", written.display()))?;
-        bfcsim_metrics::write_atomic(file, |w| w.write_all(&bytes))
-            .map_err(|e| format!("writing --trace-view {}: {e}", file.display()))?;
+        let name = file
+            .file_name()
+            .map_or_else(Default::default, |n| n.to_string_lossy());
+        let staged = file.with_file_name(format!(".{name}.bfcsim-{}", std::process::id()));
+        let _ = std::fs::remove_file(&staged);
+        std::fs::hard_link(&written, &staged)
+            .or_else(|_| std::fs::copy(&written, &staged).map(|_| ()))
+            .and_then(|()| std::fs::rename(&staged, file))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&staged);
+                format!("writing --trace-view {}: {e}", file.display())
+            })?;
         println!("timeline: {} (open it in ui.perfetto.dev)", file.display());
         Ok(())
     }

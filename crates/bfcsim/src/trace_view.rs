@@ -73,30 +73,56 @@ fn us(t: Time) -> f64 {
     t.ps() as f64 / 1e6
 }
 
-/// Writes the timeline of a run (`series`: its time series; `records`: its flows) atomically.
+/// Writes the timeline of a run (`series`: its time series; `records`: its flows) atomically, each event as it
+/// is made ([`stream`]): the file is never held in memory.
 pub fn write(
     path: &Path,
     timeline: &Timeline,
     series: &TimeSeries,
     records: &[FlowRecord],
 ) -> io::Result<()> {
-    let events = events(timeline, series, records);
     bfcsim_metrics::write_atomic(path, |w| {
         w.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
-        for (i, e) in events.iter().enumerate() {
-            if i > 0 {
+        let mut first = true;
+        stream(timeline, series, records, &mut |e| {
+            if !first {
                 w.write_all(b",\n")?;
             }
-            serde_json::to_writer(&mut *w, e)?;
-        }
+            first = false;
+            serde_json::to_writer(&mut *w, &e).map_err(io::Error::from)
+        })?;
         w.write_all(b"\n]}\n")
     })
 }
 
-/// Every event of the timeline, metadata first.
+/// Every event of the timeline, in [`stream`]'s order.
 pub fn events(timeline: &Timeline, series: &TimeSeries, records: &[FlowRecord]) -> Vec<Value> {
+    let mut all = Vec::new();
+    let kept: io::Result<()> = stream(timeline, series, records, &mut |e| {
+        all.push(e);
+        Ok(())
+    });
+    kept.expect("collecting events cannot fail");
+    all
+}
+
+/// Hands `emit` every event of the timeline, one at a time as it is made: the counters, pauses, timeouts,
+/// drops and flows, then the names of the processes that had events and of the pause and drop tracks (the
+/// format takes metadata anywhere in the list; last, it needs no second pass over the events).
+pub fn stream<E>(
+    timeline: &Timeline,
+    series: &TimeSeries,
+    records: &[FlowRecord],
+    emit: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
     let node_pid = |node: u32| timeline.nodes[node as usize].0;
-    let mut body = Vec::new();
+    let mut used = std::collections::BTreeSet::new();
+    let mut body = |e: Value| {
+        if let Some(pid) = e["pid"].as_u64() {
+            used.insert(pid);
+        }
+        emit(e)
+    };
     // Counters from the time series.
     for (t, name, entity, value) in series.rows() {
         let pid = match entity.split_once(':') {
@@ -115,32 +141,32 @@ pub fn events(timeline: &Timeline, series: &TimeSeries, records: &[FlowRecord]) 
             }
             _ => NETWORK,
         };
-        body.push(json!({
+        body(json!({
             "name": format!("{name} {entity}"), "ph": "C", "ts": us(t), "pid": pid, "tid": 0,
             "args": { "value": value },
-        }));
+        }))?;
     }
     // Pauses: a slice from each PAUSE to its RESUME, on a track of the queue.
     let mut pauses = PausePairs::default();
     let mut threads: BTreeMap<(u64, u64), String> = BTreeMap::new();
     for e in &timeline.log {
         if let Some((port, queue, from, to)) = pauses.feed(e) {
-            pause_slice(
+            body(pause_slice(
                 timeline,
-                (&mut body, &mut threads),
+                &mut threads,
                 (port.0, queue),
                 (from, to),
                 true,
-            );
+            ))?;
         }
         if let Logged::Timeout { at, flow } = *e {
             let pid = records
                 .get(flow.idx())
                 .map_or(NETWORK, |r| node_pid(r.src.0));
-            body.push(json!({
+            body(json!({
                 "name": "timeout", "cat": "timeout", "ph": "i", "s": "t", "ts": us(at), "pid": pid,
                 "tid": 0, "args": { "flow": flow.0 },
-            }));
+            }))?;
         }
     }
     // Drops: an instant per port and sample interval that had any, at the sample that counted them.
@@ -152,19 +178,19 @@ pub fn events(timeline: &Timeline, series: &TimeSeries, records: &[FlowRecord]) 
         if let Some(PortId(p)) = port {
             threads.insert((pid, tid), format!("port:{p} drops"));
         }
-        body.push(json!({
+        body(json!({
             "name": format!("{count} dropped"), "cat": "drop", "ph": "i", "s": "t", "ts": us(at),
             "pid": pid, "tid": tid, "args": { "count": count },
-        }));
+        }))?;
     }
     for (port, queue, from) in pauses.still_paused() {
-        pause_slice(
+        body(pause_slice(
             timeline,
-            (&mut body, &mut threads),
+            &mut threads,
             (port.0, queue),
             (from, timeline.end.max(from)),
             false,
-        );
+        ))?;
     }
     // Flows: an async slice each on its sender, from its start to its completion.
     for r in records {
@@ -172,48 +198,48 @@ pub fn events(timeline: &Timeline, series: &TimeSeries, records: &[FlowRecord]) 
         let end = r.finish.unwrap_or(timeline.end).max(r.start);
         let args = json!({ "size": r.size.0, "dst": r.dst.0, "finished": r.finish.is_some() });
         for (ph, at) in [("b", r.start), ("e", end)] {
-            body.push(json!({
+            body(json!({
                 "name": format!("flow {}", r.id.0), "cat": "flow", "ph": ph, "id": r.id.0,
                 "ts": us(at), "pid": pid, "tid": 0, "args": args,
-            }));
+            }))?;
         }
     }
-    // Names of the processes that have events: switches, hosts, the network.
+    // Names of the processes that have events: switches, hosts, the network; and of the tracks.
     let mut names: BTreeMap<u64, &str> = timeline
         .nodes
         .iter()
         .map(|(p, n)| (*p, n.as_str()))
         .collect();
     names.insert(NETWORK, "network");
-    let used: std::collections::BTreeSet<u64> =
-        body.iter().filter_map(|e| e["pid"].as_u64()).collect();
-    let mut out = Vec::new();
     for pid in used {
         let name = names.get(&pid).copied().unwrap_or("?");
-        out.push(json!({ "name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": { "name": name } }));
+        emit(
+            json!({ "name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": { "name": name } }),
+        )?;
     }
     for ((pid, tid), name) in &threads {
-        out.push(json!({ "name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": { "name": name } }));
+        emit(
+            json!({ "name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": { "name": name } }),
+        )?;
     }
-    out.extend(body);
-    out
+    Ok(())
 }
 
 /// The slice of one pause of queue `queue` of `port`, from `from` to `to` (`resumed`: ended by a RESUME, else
-/// open at the end of the run), on the queue's own track.
+/// open at the end of the run), on the queue's own track, which it names in `threads`.
 fn pause_slice(
     timeline: &Timeline,
-    (body, threads): (&mut Vec<Value>, &mut BTreeMap<(u64, u64), String>),
+    threads: &mut BTreeMap<(u64, u64), String>,
     (port, queue): (u32, u32),
     (from, to): (Time, Time),
     resumed: bool,
-) {
+) -> Value {
     let pid = timeline.pid_of_port(port);
     let tid = (u64::from(port) << 16) | u64::from(queue);
     threads.insert((pid, tid), format!("port:{port} q{queue} pauses"));
-    body.push(json!({
+    json!({
         "name": "paused", "cat": "pause", "ph": "X", "ts": us(from), "dur": us(to - from),
         "pid": pid, "tid": tid,
         "args": { "port": port, "queue": queue, "resumed": resumed },
-    }));
+    })
 }

@@ -343,3 +343,53 @@ fn trace_view_checks_its_path_first_and_replay_writes_it_too() {
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     check_format(json["traceEvents"].as_array().unwrap());
 }
+
+/// Issue 72: `--trace-view FILE` wrote the timeline twice (FILE and `OUT/trace.json`, 132 MB each in the README's
+/// example) through a copy read whole into memory, and built every event in memory before writing (1.8 GB at
+/// its peak). FILE is now a second name of the one file the run wrote, and the events are made and written one
+/// at a time: an emitter that stops at the fifth event is called five times.
+#[test]
+fn the_timeline_is_written_once_event_by_event() {
+    let tmp = TempDir::new("trace-view-once");
+    let file = tmp.join("t.json");
+    let out = tmp.join("out");
+    let run_it = bfcsim_ok(&[
+        "run",
+        "experiments/clos128-google-dctcp.toml",
+        "--set",
+        "workload.duration=50us",
+        "--trace-view",
+        s(&file),
+        "--out",
+        s(&out),
+    ]);
+    assert!(
+        run_it.stdout.contains("ui.perfetto.dev"),
+        "{}",
+        run_it.stdout
+    );
+    let (a, b) = (
+        std::fs::metadata(&file).unwrap(),
+        std::fs::metadata(out.join("trace.json")).unwrap(),
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()), "two files");
+    }
+    assert_eq!(a.len(), b.len());
+
+    let r = run(
+        "clos128-google-dctcp.toml",
+        &["workload.duration=50us", "trace.view=true"],
+    );
+    let t = r.trace.as_ref().unwrap();
+    let mut calls = 0;
+    let stopped =
+        bfcsim::trace_view::stream(t.view.as_ref().unwrap(), &t.series, &r.records, &mut |_| {
+            calls += 1;
+            if calls == 5 { Err("stop") } else { Ok(()) }
+        });
+    assert_eq!(stopped, Err("stop"));
+    assert_eq!(calls, 5);
+}
