@@ -106,14 +106,16 @@ pub enum Paths {
 }
 
 impl Paths {
-    /// A flow's selection under `choice`, its random draws from `seed` (the run's seed and the flow).
-    pub fn new(choice: PathChoice, cfg: &EntropyConfig, seed: u64) -> Paths {
+    /// A flow's selection under `choice`, its random draws from `seed()` (the run's seed and the flow), which
+    /// is asked only by a choice that draws (a flow's own hash needs no stream: most runs start every flow so).
+    #[inline]
+    pub fn new(choice: PathChoice, cfg: &EntropyConfig, seed: impl FnOnce() -> u64) -> Paths {
         match choice {
             PathChoice::Flow => Paths::Flow,
             PathChoice::Oblivious => {
-                Paths::Oblivious(Box::new(Oblivious::new(cfg.entropies, seed)))
+                Paths::Oblivious(Box::new(Oblivious::new(cfg.entropies, seed())))
             }
-            PathChoice::Reps => Paths::Reps(Box::new(Reps::new(cfg, seed))),
+            PathChoice::Reps => Paths::Reps(Box::new(Reps::new(cfg, seed()))),
         }
     }
 
@@ -371,14 +373,14 @@ mod tests {
 
     #[test]
     fn oblivious_spraying_uses_every_entropy_once_per_cycle() {
-        let mut p = Paths::new(PathChoice::Oblivious, &EntropyConfig::default(), 3);
+        let mut p = Paths::new(PathChoice::Oblivious, &EntropyConfig::default(), || 3);
         for _ in 0..3 {
             let mut cycle: Vec<u16> = (0..64).map(|_| p.next(Time::ZERO).unwrap()).collect();
             cycle.sort_unstable();
             assert_eq!(cycle, (0..64).collect::<Vec<u16>>());
         }
         assert_eq!(
-            Paths::new(PathChoice::Flow, &EntropyConfig::default(), 3).next(Time::ZERO),
+            Paths::new(PathChoice::Flow, &EntropyConfig::default(), || 3).next(Time::ZERO),
             None
         );
     }

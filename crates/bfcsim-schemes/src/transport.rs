@@ -208,6 +208,7 @@ pub struct AckOutcome {
 
 impl Sender {
     /// A sender for `size` payload bytes in segments of `mss`.
+    #[inline]
     pub fn new(size: u64, mss: u32, cfg: &TransportConfig) -> Sender {
         Sender {
             size,
@@ -252,7 +253,18 @@ impl Sender {
 
     /// [`Recovery::Uet`]: forgets the held segments below the first unacknowledged byte; returns their bytes,
     /// which an ACK moving over them does not acknowledge anew.
+    #[inline(always)]
     fn prune_held(&mut self) -> u64 {
+        if self.held.is_none() {
+            return 0;
+        }
+        self.prune_held_segments()
+    }
+
+    /// [`Sender::prune_held`]'s work, out of line: only `Recovery::Uet` holds segments.
+    #[cold]
+    #[inline(never)]
+    fn prune_held_segments(&mut self) -> u64 {
         let Some(held) = &mut self.held else { return 0 };
         let mut bytes = 0;
         while let Some(&seq) = held.segments.first()

@@ -75,11 +75,9 @@ impl Fabric {
             wait_until: Time::MAX,
             cc_timer_at: Time::MAX,
             conn,
-            paths: Paths::new(
-                self.params.nic.paths,
-                &self.params.nic.entropy,
-                stream_seed(self.flow_ctx.seed, Stream::Paths(id.0)),
-            ),
+            paths: Paths::new(self.params.nic.paths, &self.params.nic.entropy, || {
+                stream_seed(self.flow_ctx.seed, Stream::Paths(id.0))
+            }),
         };
         let slot = self.active.insert(active);
         self.flow_state[id.idx()].slot = slot;
