@@ -1,6 +1,6 @@
-//! RCCC, the Ultra Ethernet transport's receiver credit congestion control (UET specification 1.0, 2025,
-//! §3.6.14, "receiver-based congestion control"; the specification is not in `papers/`), as the consortium's
-//! reference model runs it (ultraethernet/uet-htsim, `uec.cpp`: `UecSrc::computePullTarget`, `handlePull`,
+//! RCCC, the Ultra Ethernet transport's receiver credit congestion control (UET specification 1.0, 2025; the
+//! specification is not in `papers/`, so no section of it is cited), as the consortium's reference model runs
+//! it (ultraethernet/uet-htsim, `uec.cpp`: `UecSrc::computePullTarget`, `handlePull`,
 //! `UecSink::handlePullTarget`, `pull`, `UecPullPacer`), alone (`[cc] name = "none"`, htsim's
 //! `-receiver_cc_only`) or beside NSCC's window (`[cc] name = "nscc"`, htsim's `-sender_cc_algo nscc
 //! -receiver_cc`).
@@ -8,8 +8,7 @@
 //! - **Sender** ([`Credit`]): a flow may send while it holds credit, in bytes on the wire. It starts with a
 //!   speculative allowance of [`RcccConfig::max_credit`] (1.5 BDPs) and drops whatever is left of it at the
 //!   first ACK, NACK, PULL or timeout (`stopSpeculating`); each PULL then adds the credit it grants, up to that
-//!   same maximum. Each
-//!   data packet carries the flow's **pull target**: the cumulative credit it wants, which is the credit
+//!   same maximum. Each data packet carries the flow's **pull target**: the cumulative credit it wants, which is the credit
 //!   granted so far plus what it still has to send (new and resent bytes with their headers), capped at its
 //!   window plus a packet when NSCC runs beside it and at the maximum credit, less the credit it holds, at
 //!   least a packet while speculating with data left, and shared among the host's flows
@@ -52,8 +51,8 @@ pub use scheme::Rccc;
 /// The receiver grants credit; `seq` is the flow's cumulative credit granted, in quanta.
 pub const PULL: PacketKind = PacketKind::control(0);
 
-/// A sender with nothing in flight, a packet to resend and no credit asks for credit; `aux` is its pull
-/// target, in quanta.
+/// A sender asks for credit after a timeout (or, under [`RcccConfig::stall_rts`], when stalled); `aux` is its
+/// pull target, in quanta.
 pub const RTS: PacketKind = PacketKind::control(1);
 
 /// RCCC's parameters (`[flow_control] kind = "rccc"`).
